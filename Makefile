@@ -1,0 +1,62 @@
+# Trialdesk: `make run` and `make test` do all the set-up on a fresh machine.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+HOST ?= 127.0.0.1
+PORT ?= 8000
+DEMO_TRIALS ?= 300
+PYTEST_ARGS ?=
+
+.PHONY: run test lint fmt bench serve-prod venv migrate demo clean check-python
+
+check-python:
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 12) else 1)' || { \
+	  echo "Trialdesk needs Python 3.12 or newer; '$(PYTHON)' is $$($(PYTHON) --version 2>&1)."; \
+	  echo "Install Python 3.13 (pyenv install 3.13) or run: make PYTHON=/path/to/python3.13 ..."; \
+	  exit 1; }
+
+$(STAMP): requirements/base.txt requirements/dev.txt | check-python
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -r requirements/dev.txt
+	touch $(STAMP)
+
+venv: check-python $(STAMP)
+
+migrate: venv
+	$(PY) manage.py migrate --noinput
+
+demo: migrate
+	$(PY) manage.py seed_demo --trials $(DEMO_TRIALS) --if-empty
+	$(PY) manage.py demo_users
+
+run: demo
+	DJANGO_DEBUG=1 $(PY) manage.py runserver $(HOST):$(PORT)
+
+test: demo
+	$(PY) -m pytest $(PYTEST_ARGS)
+
+lint: venv
+	$(PY) -m ruff check .
+	$(PY) -m ruff format --check .
+	$(PY) -m mypy .
+
+fmt: venv
+	$(PY) -m ruff format .
+	$(PY) -m ruff check --fix .
+
+bench: venv
+	$(PY) bench/run.py
+
+# Production serving: DEBUG off, static files collected and served by WhiteNoise.
+serve-prod: venv
+	$(PY) manage.py collectstatic --noinput
+	$(PY) manage.py migrate --noinput
+	$(PY) manage.py check --deploy --fail-level WARNING
+	$(VENV)/bin/gunicorn config.wsgi:application --bind $(HOST):$(PORT) \
+	  --workers $${WEB_CONCURRENCY:-2} --access-logfile -
+
+clean:
+	rm -rf $(VENV) var staticfiles .pytest_cache .mypy_cache .ruff_cache

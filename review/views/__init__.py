@@ -1,0 +1,3 @@
+from review.views.explorer import explorer
+
+__all__ = ["explorer"]

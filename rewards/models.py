@@ -1,0 +1,466 @@
+"""Automated results: jobs, tasks, trials and what the verifier, scorers and judge said.
+
+Trial carries summary columns (reward, gates, human judgment, disagreement) so the Data
+Explorer reads one table; they are written only by `Trial.refresh_summary` and
+`Trial.record_human_summary`, never by a view. Large blobs live in `TrialDetail`, a
+one-to-one side table that list queries never touch.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from django.db import models
+from django.db.models import Q
+
+from rewards import rules
+
+
+class Verdict(models.TextChoices):
+    PASS = "PASS", "PASS"
+    FAIL = "FAIL", "FAIL"
+    NA = "NA", "N/A"
+
+
+class GateOutcome(models.TextChoices):
+    """What a gate says about a trial; NONE when the gate did not run (no scorers, no judge)."""
+
+    PASS = "PASS", "PASS"
+    FAIL = "FAIL", "FAIL"
+    UNPARSEABLE = "UNPARSEABLE", "Unparseable"
+    NONE = "", "Not run"
+
+
+class Disagreement(models.TextChoices):
+    NONE = "", "None"
+    JUDGE_PASS_SCORERS_FAIL = rules.JUDGE_PASS_SCORERS_FAIL, "Judge PASS, scorers FAIL"
+    SCORERS_PASS_JUDGE_FAIL = rules.SCORERS_PASS_JUDGE_FAIL, "Scorers PASS, judge FAIL"
+    ADVISORY_FAIL = rules.ADVISORY_FAIL, "Both PASS, advisory FAIL"
+
+
+class HumanJudgment(models.TextChoices):
+    NONE = "", "Unreviewed"
+    PASS = "pass", "pass"
+    FAIL = "fail", "fail"
+    DEFER = "defer", "defer"
+    MIXED = "mixed", "mixed"
+
+
+class HumanDisagreement(models.TextChoices):
+    NONE = "", "None"
+    HUMAN_PASS_AUTOMATED_FAIL = rules.HUMAN_PASS_AUTOMATED_FAIL, "Human pass, automated fail"
+    HUMAN_FAIL_AUTOMATED_PASS = rules.HUMAN_FAIL_AUTOMATED_PASS, "Human fail, automated pass"
+
+
+class Job(models.Model):
+    name = models.CharField(max_length=255, unique=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    config = models.JSONField(default=dict, blank=True)
+    stats = models.JSONField(default=dict, blank=True)
+    source_path = models.TextField(blank=True)
+    imported_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-imported_at", "-id"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Task(models.Model):
+    class OutputFormat(models.TextChoices):
+        JSON = "json", "JSON"
+        JSONL = "jsonl", "JSON Lines"
+        CSV = "csv", "CSV"
+        TOML = "toml", "TOML"
+        YAML = "yaml", "YAML"
+        TEXT = "text", "Text"
+        NONE = "", "Not declared"
+
+    class RubricStrategy(models.TextChoices):
+        WEIGHTED_MEAN = "weighted_mean", "Weighted mean"
+        MIN = "min", "Minimum"
+
+    name = models.CharField(max_length=255)
+    source = models.CharField(max_length=255, blank=True)
+    checksum = models.CharField(max_length=128, blank=True)
+    instruction = models.TextField(blank=True)
+    verifier_script = models.CharField(max_length=1024, blank=True)
+    expected_output_path = models.CharField(max_length=1024, blank=True)
+    reward_path = models.CharField(max_length=1024, blank=True)
+    details_path = models.CharField(max_length=1024, blank=True)
+    output_format = models.CharField(max_length=8, choices=OutputFormat.choices, blank=True)
+    output_schema = models.JSONField(null=True, blank=True)
+    rubric_strategy = models.CharField(
+        max_length=16, choices=RubricStrategy.choices, default=RubricStrategy.WEIGHTED_MEAN
+    )
+    pass_threshold = models.FloatField(default=0.5)
+    # Seed 003, "Scorers freeze at seed time": the scenario's scorers as they were when the
+    # task was created; later scenario edits never change them.
+    scorer_specs = models.JSONField(default=list, blank=True)
+
+    class Meta:
+        ordering = ["source", "name"]
+        constraints = [
+            # A task's identity includes its checksum: a changed task is a new task.
+            models.UniqueConstraint(
+                fields=["source", "name", "checksum"], name="task_unique_source_name_checksum"
+            ),
+            models.CheckConstraint(
+                condition=Q(pass_threshold__gte=0) & Q(pass_threshold__lte=1),
+                name="task_pass_threshold_in_unit_range",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.source}/{self.name}" if self.source else self.name
+
+
+class TrialQuerySet(models.QuerySet["Trial"]):
+    def for_job(self, job: Job) -> TrialQuerySet:
+        return self.filter(job=job)
+
+    def needs_review(self) -> TrialQuerySet:
+        return self.filter(annotation_count=0)
+
+    def with_gate_disagreement(self) -> TrialQuerySet:
+        return self.exclude(gate_disagreement="")
+
+    def with_human_disagreement(self) -> TrialQuerySet:
+        return self.exclude(human_disagreement="")
+
+    def list_columns(self) -> TrialQuerySet:
+        """What a list needs: the trial row with its job and task, never a blob."""
+        return self.select_related("job", "task")
+
+
+class Trial(models.Model):
+    class Status(models.TextChoices):
+        PENDING = "pending", "pending"
+        RUNNING = "running", "running"
+        COMPLETED = "completed", "completed"
+        FAILED = "failed", "failed"
+        CANCELLED = "cancelled", "cancelled"
+
+    job = models.ForeignKey(Job, on_delete=models.CASCADE, related_name="trials")
+    task = models.ForeignKey(Task, on_delete=models.PROTECT, related_name="trials")
+    name = models.CharField(max_length=255)
+    uid = models.UUIDField(default=uuid.uuid4, unique=True)
+    agent_name = models.CharField(max_length=255, blank=True)
+    agent_version = models.CharField(max_length=255, blank=True)
+    model_name = models.CharField(max_length=255, blank=True)
+    model_provider = models.CharField(max_length=255, blank=True)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.COMPLETED)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    timings = models.JSONField(default=dict, blank=True)
+    n_input_tokens = models.BigIntegerField(null=True, blank=True)
+    n_cache_tokens = models.BigIntegerField(null=True, blank=True)
+    n_output_tokens = models.BigIntegerField(null=True, blank=True)
+    cost_usd = models.FloatField(null=True, blank=True)
+    exception_type = models.CharField(max_length=255, blank=True)
+    exception_message = models.TextField(blank=True)
+    source_path = models.TextField(blank=True)
+    # sha256 of the bundle this trial was last written from: equal means "unchanged".
+    content_digest = models.CharField(max_length=64, blank=True)
+
+    # Summary columns: derived from the current result, scorers, judge and annotations.
+    reward = models.FloatField(default=0.0)
+    is_valid = models.BooleanField(default=False)
+    scorer_verdict = models.CharField(max_length=12, choices=GateOutcome.choices, blank=True)
+    scorer_mean = models.FloatField(null=True, blank=True)
+    judge_verdict = models.CharField(max_length=12, choices=GateOutcome.choices, blank=True)
+    failure_mode = models.CharField(max_length=255, blank=True)
+    run_badge = models.CharField(max_length=12, choices=GateOutcome.choices, blank=True)
+    gate_disagreement = models.CharField(max_length=32, choices=Disagreement.choices, blank=True)
+    human_judgment = models.CharField(max_length=8, choices=HumanJudgment.choices, blank=True)
+    human_disagreement = models.CharField(
+        max_length=40, choices=HumanDisagreement.choices, blank=True
+    )
+    annotation_count = models.PositiveIntegerField(default=0)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    objects = TrialQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-id"]
+        constraints = [
+            models.UniqueConstraint(fields=["job", "name"], name="trial_unique_name_per_job"),
+            models.CheckConstraint(
+                condition=Q(reward__gte=0) & Q(reward__lte=1), name="trial_reward_in_unit_range"
+            ),
+            models.CheckConstraint(
+                condition=Q(scorer_mean__isnull=True)
+                | (Q(scorer_mean__gte=0) & Q(scorer_mean__lte=1)),
+                name="trial_scorer_mean_in_unit_range",
+            ),
+        ]
+        indexes = [
+            # Explorer: the default keyset walk, newest first, within a job.
+            models.Index(fields=["job", "-id"], name="trial_job_id_idx"),
+            # Explorer: sort by reward with the id as keyset tie-breaker.
+            models.Index(fields=["reward", "id"], name="trial_reward_id_idx"),
+            # Explorer filters on a single gate, walked newest first.
+            models.Index(fields=["scorer_verdict", "-id"], name="trial_scorer_verdict_idx"),
+            models.Index(fields=["judge_verdict", "-id"], name="trial_judge_verdict_idx"),
+            models.Index(fields=["task", "-id"], name="trial_task_id_idx"),
+            models.Index(fields=["agent_name", "model_name", "-id"], name="trial_agent_model_idx"),
+            # Explorer "disagreement" filter: only the few disagreeing trials are indexed.
+            models.Index(
+                fields=["gate_disagreement", "-id"],
+                name="trial_gate_disagreement_idx",
+                condition=~Q(gate_disagreement=""),
+            ),
+            models.Index(
+                fields=["human_disagreement", "-id"],
+                name="trial_human_disagreement_idx",
+                condition=~Q(human_disagreement=""),
+            ),
+            # Review queue: the next unreviewed trial, newest first.
+            models.Index(
+                fields=["-id"], name="trial_unreviewed_idx", condition=Q(annotation_count=0)
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.job.name}/{self.name}"
+
+    @property
+    def automated_pass(self) -> bool:
+        return rules.automated_pass(self.reward, self.task.pass_threshold)
+
+    def refresh_summary(self) -> list[str]:
+        """Recompute the automated summary columns from the stored rows; returns the fields.
+
+        The caller saves (the ingest writer batches these updates).
+        """
+        current = self.results.filter(is_current=True).first()
+        scorers = [
+            rules.ScorerOutcome(required=s.required, type=s.type, verdict=s.verdict, score=s.score)
+            for s in self.scorers.all()
+        ]
+        judge = self.judge_verdicts.order_by("-scored_at", "-id").first()
+        summary = rules.summarise(
+            reward=current.reward if current else 0.0,
+            is_valid=current.is_valid if current else False,
+            verifier_completed=current.verifier_completed if current else False,
+            scorers=scorers,
+            judge_verdict=judge.verdict if judge else "",
+            failure_mode=judge.failure_mode if judge else "",
+            status=self.status,
+            exception_type=self.exception_type,
+        )
+        return self.apply_summary(summary)
+
+    def apply_summary(self, summary: rules.TrialSummary) -> list[str]:
+        self.reward = summary.reward
+        self.is_valid = summary.is_valid
+        self.scorer_verdict = summary.scorer_verdict
+        self.scorer_mean = summary.scorer_mean
+        self.judge_verdict = summary.judge_verdict
+        self.failure_mode = summary.failure_mode
+        self.run_badge = summary.run_badge
+        self.gate_disagreement = summary.gate_disagreement
+        self.human_disagreement = rules.human_disagreement(
+            self.human_judgment, summary.reward, self.task.pass_threshold
+        )
+        return [*rules.SUMMARY_FIELDS, "human_disagreement"]
+
+    def record_human_summary(self, latest_judgments: list[str], annotation_count: int) -> None:
+        """Store the human side: called by the review app whenever an annotation is added."""
+        self.human_judgment = rules.human_consensus(latest_judgments)
+        self.annotation_count = annotation_count
+        self.human_disagreement = rules.human_disagreement(
+            self.human_judgment, self.reward, self.task.pass_threshold
+        )
+        self.save(update_fields=["human_judgment", "annotation_count", "human_disagreement"])
+
+
+class TrialDetail(models.Model):
+    """The trial's large blobs, loaded only by the pages that show them."""
+
+    trial = models.OneToOneField(Trial, on_delete=models.CASCADE, related_name="detail")
+    config = models.JSONField(default=dict, blank=True)
+    trajectory = models.JSONField(null=True, blank=True)
+    workspace_diff = models.TextField(blank=True)
+    command = models.TextField(blank=True)
+    exit_code = models.IntegerField(null=True, blank=True)
+    stdout_tail = models.TextField(blank=True)
+    stderr_tail = models.TextField(blank=True)
+    final_response = models.TextField(blank=True)
+    exception_traceback = models.TextField(blank=True)
+    verifier_stdout = models.TextField(blank=True)
+    ctrf = models.JSONField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        return f"detail of trial {self.trial_id}"
+
+
+class EvaluationResult(models.Model):
+    trial = models.ForeignKey(Trial, on_delete=models.CASCADE, related_name="results")
+    reward = models.FloatField()
+    metrics = models.JSONField(default=dict, blank=True)
+    output_parseable = models.BooleanField()
+    schema_valid = models.BooleanField()
+    verifier_completed = models.BooleanField()
+    errors = models.JSONField(default=list, blank=True)
+    breakdown = models.JSONField(null=True, blank=True)
+    confidence = models.JSONField(null=True, blank=True)
+    artifact_digest = models.CharField(max_length=64)
+    raw_artifacts = models.JSONField(default=dict, blank=True)
+    is_current = models.BooleanField(default=True)
+    created_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(reward__gte=0) & Q(reward__lte=1), name="result_reward_in_unit_range"
+            ),
+            # Seed 000: a non-zero reward for output that does not parse is invalid.
+            models.CheckConstraint(
+                condition=Q(output_parseable=True) | Q(reward=0),
+                name="result_unparseable_output_has_zero_reward",
+            ),
+            models.UniqueConstraint(
+                fields=["trial"], condition=Q(is_current=True), name="result_one_current_per_trial"
+            ),
+            # Idempotency: the same artifacts never make a second result.
+            models.UniqueConstraint(
+                fields=["trial", "artifact_digest"], name="result_unique_digest_per_trial"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"result {self.reward} for trial {self.trial_id}"
+
+    @property
+    def is_valid(self) -> bool:
+        return rules.is_valid(self.output_parseable, self.verifier_completed, self.errors)
+
+
+class ErrorTag(models.Model):
+    class Source(models.TextChoices):
+        MECHANICAL = "mechanical", "mechanical"
+        HUMAN = "human", "human"
+        JUDGE = "judge", "judge"
+
+    trial = models.ForeignKey(Trial, on_delete=models.CASCADE, related_name="error_tags")
+    category = models.CharField(max_length=255)
+    description = models.TextField(blank=True)
+    source = models.CharField(max_length=16, choices=Source.choices)
+
+    class Meta:
+        ordering = ["id"]
+        indexes = [
+            # Explorer filter "error category".
+            models.Index(fields=["category", "trial"], name="errortag_category_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.source}: {self.category}"
+
+
+class ScorerResult(models.Model):
+    class Type(models.TextChoices):
+        COMMAND = "command", "Command"
+        ALLOWED_PATHS = "allowed_paths", "Allowed paths"
+        FORBID_PATHS = "forbid_paths", "Forbid paths"
+        MAX_FILES_CHANGED = "max_files_changed", "Max files changed"
+        FORBID_SECRETS = "forbid_secrets", "Forbid secrets"
+        FILE_EXISTS = "file_exists", "File exists"
+        TESTS_UNMODIFIED = "tests_unmodified", "Tests unmodified"
+        BASELINE_UNMODIFIED = "baseline_unmodified", "Baseline unmodified"
+        NO_NEW_SKIPS = "no_new_skips", "No new skips"
+        ASSERTIONS_NOT_WEAKENED = "assertions_not_weakened", "Assertions not weakened"
+        LLM_JUDGE = "llm_judge", "LLM judge"
+
+    trial = models.ForeignKey(Trial, on_delete=models.CASCADE, related_name="scorers")
+    position = models.PositiveIntegerField()
+    name = models.CharField(max_length=255)
+    type = models.CharField(max_length=32, choices=Type.choices)
+    required = models.BooleanField()
+    verdict = models.CharField(max_length=4, choices=Verdict.choices)
+    score = models.FloatField()
+    detail = models.TextField(blank=True)
+    output_tail = models.TextField(blank=True)
+    config = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        ordering = ["position"]
+        constraints = [
+            models.UniqueConstraint(fields=["trial", "position"], name="scorer_unique_position"),
+            models.CheckConstraint(
+                condition=Q(score__gte=0) & Q(score__lte=1), name="scorer_score_in_unit_range"
+            ),
+            models.CheckConstraint(
+                condition=Q(verdict__in=Verdict.values), name="scorer_verdict_valid"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.name}: {self.verdict}"
+
+    @property
+    def is_advisory(self) -> bool:
+        return rules.is_advisory(self.type, self.required)
+
+    @property
+    def is_hard_failure(self) -> bool:
+        return self.verdict == Verdict.FAIL and not self.is_advisory
+
+
+class JudgeVerdict(models.Model):
+    class Outcome(models.TextChoices):
+        PASS = "PASS", "PASS"
+        FAIL = "FAIL", "FAIL"
+        UNPARSEABLE = "UNPARSEABLE", "Unparseable"
+
+    class ExpectedOutcome(models.TextChoices):
+        COMPLETION = "completion", "completion"
+        REFUSAL = "refusal", "refusal"
+
+    trial = models.ForeignKey(Trial, on_delete=models.CASCADE, related_name="judge_verdicts")
+    verdict = models.CharField(max_length=12, choices=Outcome.choices)
+    task_completion = models.PositiveSmallIntegerField(null=True, blank=True)
+    instruction_adherence = models.PositiveSmallIntegerField(null=True, blank=True)
+    efficiency = models.PositiveSmallIntegerField(null=True, blank=True)
+    failure_mode = models.CharField(max_length=255, blank=True)
+    reasoning = models.TextField(blank=True)
+    judge_model = models.CharField(max_length=255, blank=True)
+    scored_at = models.DateTimeField(null=True, blank=True)
+    fact_checks = models.JSONField(default=list, blank=True)
+    expected_outcome = models.CharField(
+        max_length=12, choices=ExpectedOutcome.choices, default=ExpectedOutcome.COMPLETION
+    )
+    raw_response = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["-scored_at", "-id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(verdict__in=["PASS", "FAIL", "UNPARSEABLE"]),
+                name="judge_verdict_valid",
+            ),
+            *[
+                models.CheckConstraint(
+                    condition=Q(**{f"{field}__isnull": True})
+                    | (Q(**{f"{field}__gte": 1}) & Q(**{f"{field}__lte": 5})),
+                    name=f"judge_{field}_1_to_5",
+                )
+                for field in ("task_completion", "instruction_adherence", "efficiency")
+            ],
+        ]
+
+    def __str__(self) -> str:
+        return f"judge {self.verdict} for trial {self.trial_id}"
+
+    @property
+    def rubric_tiles(self) -> list[tuple[str, Any]]:
+        return [
+            ("Task completion", self.task_completion),
+            ("Instruction adherence", self.instruction_adherence),
+            ("Efficiency", self.efficiency),
+        ]

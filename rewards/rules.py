@@ -1,0 +1,430 @@
+"""The scoring rules of the two source documents, as plain functions.
+
+Seed 000 ("Scoring") gives the verifier contract, the validity gates and the cross-field
+rule; seed 003 ("Scorers and grading") gives required vs advisory scorers, OVERALL, the
+judge and the three independent gates. Nothing here touches the database.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+import tomllib
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+
+# --- Names of the disagreements (stable strings: stored, filtered on, exported) ----------
+JUDGE_PASS_SCORERS_FAIL = "judge_pass_scorers_fail"
+SCORERS_PASS_JUDGE_FAIL = "scorers_pass_judge_fail"
+ADVISORY_FAIL = "advisory_fail"
+HUMAN_PASS_AUTOMATED_FAIL = "human_pass_automated_fail"
+HUMAN_FAIL_AUTOMATED_PASS = "human_fail_automated_pass"
+
+PASS, FAIL, NA, UNPARSEABLE = "PASS", "FAIL", "NA", "UNPARSEABLE"
+
+# Seed 003: only these two heuristic detectors default to advisory; llm_judge is advisory
+# whatever its flag says ("required is non-gating and only affects judge context input").
+ADVISORY_BY_DEFAULT = frozenset({"no_new_skips", "assertions_not_weakened"})
+NEVER_GATING = frozenset({"llm_judge"})
+SCORER_TYPES = (
+    "command",
+    "allowed_paths",
+    "forbid_paths",
+    "max_files_changed",
+    "forbid_secrets",
+    "file_exists",
+    "tests_unmodified",
+    "baseline_unmodified",
+    "no_new_skips",
+    "assertions_not_weakened",
+    "llm_judge",
+)
+
+
+# --- reward.json --------------------------------------------------------------------------
+@dataclass(frozen=True)
+class RewardReading:
+    """What a reward file said, after the seed's validation."""
+
+    reward: float
+    verifier_completed: bool
+    metrics: dict[str, float] = field(default_factory=dict)
+    errors: list[str] = field(default_factory=list)
+
+
+def is_unit_number(value: Any) -> bool:
+    """A real number in [0, 1]: not a bool, not a string, not NaN or infinite."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return False
+    return math.isfinite(value) and 0.0 <= value <= 1.0
+
+
+def _numeric_metrics(data: dict[str, Any]) -> dict[str, float]:
+    return {
+        str(key): float(value)
+        for key, value in data.items()
+        if key != "reward"
+        and not isinstance(value, bool)
+        and isinstance(value, int | float)
+        and math.isfinite(value)
+    }
+
+
+def read_reward_data(data: Any) -> RewardReading:
+    """Validate parsed reward.json content (seed 000: `{"reward": 0.0-1.0}`)."""
+    if not isinstance(data, dict):
+        return RewardReading(0.0, True, errors=["reward file is not a JSON object"])
+    metrics = _numeric_metrics(data)
+    if "reward" not in data:
+        return RewardReading(0.0, True, metrics, ["reward file has no 'reward' key"])
+    value = data["reward"]
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        kind = "a boolean" if isinstance(value, bool) else f"of type {type(value).__name__}"
+        return RewardReading(0.0, True, metrics, [f"reward is {kind}, not a number"])
+    if not math.isfinite(value):
+        return RewardReading(0.0, True, metrics, ["reward is not a finite number"])
+    if not 0.0 <= value <= 1.0:
+        return RewardReading(0.0, True, metrics, [f"reward {value!r} is outside [0, 1]"])
+    return RewardReading(float(value), True, metrics)
+
+
+def read_reward_json(raw: bytes | None) -> RewardReading:
+    """Read reward.json bytes; None means the file never appeared."""
+    if raw is None:
+        return RewardReading(0.0, False, errors=["reward file missing: the verifier did not finish"])
+    try:
+        data = loads_bounded(raw)
+    except ArtifactError as exc:
+        return RewardReading(0.0, True, errors=[f"reward file unreadable: {exc}"])
+    return read_reward_data(data)
+
+
+def read_reward_txt(raw: bytes) -> RewardReading:
+    """Harbor's reward.txt holds a bare number; it means `{"reward": <number>}`."""
+    try:
+        text = raw.decode("utf-8").strip()
+        value = float(text)
+    except (UnicodeDecodeError, ValueError):
+        return RewardReading(0.0, True, errors=["reward.txt does not hold a number"])
+    return read_reward_data({"reward": value})
+
+
+# --- bounded JSON ---------------------------------------------------------------------------
+class ArtifactError(ValueError):
+    """An artifact that cannot be read: the message is short and safe to show."""
+
+
+DEFAULT_MAX_DEPTH = 64
+
+
+def _depth_ok(raw: str, max_depth: int) -> bool:
+    """Bracket depth of JSON text, counted outside strings, before the parser recurses."""
+    depth = 0
+    in_string = escaped = False
+    for char in raw:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in "[{":
+            depth += 1
+            if depth > max_depth:
+                return False
+        elif char in "]}":
+            depth -= 1
+    return True
+
+
+def loads_bounded(raw: bytes | str, max_depth: int = DEFAULT_MAX_DEPTH) -> Any:
+    """json.loads with a depth bound and short, stable error messages."""
+    if isinstance(raw, bytes):
+        try:
+            text = raw.decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            raise ArtifactError("not UTF-8 text") from exc
+    else:
+        text = raw
+    # Only scan the bracket depth when the text could be deep; most artifacts are shallow.
+    if (text.count("[") + text.count("{")) > max_depth and not _depth_ok(text, max_depth):
+        raise ArtifactError(f"JSON nested deeper than {max_depth} levels")
+    try:
+        return json.loads(text, parse_constant=_reject_constant)
+    except RecursionError as exc:
+        raise ArtifactError("JSON nested too deeply") from exc
+    except ValueError as exc:
+        if isinstance(exc, ArtifactError):
+            raise
+        line = getattr(exc, "lineno", None)
+        where = f" at line {line}" if line else ""
+        raise ArtifactError(f"not valid JSON{where}") from exc
+
+
+def _reject_constant(name: str) -> Any:
+    # NaN and Infinity are not JSON; Python accepts them unless told otherwise.
+    raise ArtifactError(f"not valid JSON: {name} is not a JSON value")
+
+
+# --- validity gate -------------------------------------------------------------------------
+@dataclass(frozen=True)
+class OutputCheck:
+    output_parseable: bool
+    schema_valid: bool
+    errors: list[str] = field(default_factory=list)
+
+
+FORMAT_BY_SUFFIX = {
+    ".json": "json",
+    ".jsonl": "jsonl",
+    ".ndjson": "jsonl",
+    ".csv": "csv",
+    ".toml": "toml",
+    ".yaml": "yaml",
+    ".yml": "yaml",
+}
+
+
+def declared_format(output_format: str, expected_output_path: str) -> str:
+    """The task's declared format, or the one its output file's name implies."""
+    if output_format:
+        return output_format
+    for suffix, fmt in FORMAT_BY_SUFFIX.items():
+        if expected_output_path.lower().endswith(suffix):
+            return fmt
+    return "text"
+
+
+def parse_output(raw: bytes, fmt: str) -> Any:
+    """Parse agent output as its declared format; raises ArtifactError when it does not."""
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise ArtifactError("output is not UTF-8 text") from exc
+    if fmt == "json":
+        return loads_bounded(text)
+    if fmt == "jsonl":
+        rows = []
+        for number, line in enumerate(text.splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                rows.append(loads_bounded(line))
+            except ArtifactError as exc:
+                raise ArtifactError(f"line {number}: {exc}") from exc
+        return rows
+    if fmt == "csv":
+        try:
+            return list(csv.DictReader(io.StringIO(text, newline=""), strict=True))
+        except csv.Error as exc:
+            raise ArtifactError("not valid CSV") from exc
+    if fmt == "toml":
+        try:
+            return tomllib.loads(text)
+        except tomllib.TOMLDecodeError as exc:
+            raise ArtifactError("not valid TOML") from exc
+    if fmt == "yaml":
+        try:
+            # safe_load builds plain data only: no tags that construct Python objects.
+            return yaml.safe_load(text)
+        except (yaml.YAMLError, RecursionError) as exc:
+            raise ArtifactError("not valid YAML") from exc
+    return text
+
+
+def check_output(
+    raw: bytes | None,
+    *,
+    expected_output_path: str,
+    output_format: str,
+    output_schema: dict[str, Any] | None,
+) -> OutputCheck:
+    """Seed 000's first two flags: does the output parse, and does it match its schema?"""
+    if not expected_output_path:
+        return OutputCheck(True, True)
+    if raw is None:
+        return OutputCheck(False, False, [f"output file missing: {expected_output_path}"])
+    fmt = declared_format(output_format, expected_output_path)
+    try:
+        parsed = parse_output(raw, fmt)
+    except ArtifactError as exc:
+        return OutputCheck(False, False, [f"output does not parse as {fmt}: {exc}"])
+    if not output_schema:
+        return OutputCheck(True, True)
+    error = schema_error(parsed, output_schema)
+    if error:
+        return OutputCheck(True, False, [error])
+    return OutputCheck(True, True)
+
+
+def schema_error(instance: Any, schema: dict[str, Any]) -> str | None:
+    """The first JSON Schema violation, as a short message; None when the instance fits."""
+    import jsonschema
+    from jsonschema.exceptions import SchemaError
+
+    try:
+        validator_cls = jsonschema.validators.validator_for(schema)
+        validator_cls.check_schema(schema)
+        # No remote $ref is ever retrieved: the default registry resolves nothing external.
+        error = jsonschema.exceptions.best_match(validator_cls(schema).iter_errors(instance))
+    except SchemaError:
+        return "the task's output schema is not a valid JSON Schema"
+    except Exception:  # a $ref it cannot resolve, a pattern it cannot compile
+        return "the task's output schema could not be applied"
+    if error is None:
+        return None
+    where = "/".join(str(part) for part in error.absolute_path) or "(root)"
+    return f"output does not match the schema at {where}: {error.message[:200]}"
+
+
+def is_valid(output_parseable: bool, verifier_completed: bool, errors: Sequence[str]) -> bool:
+    return output_parseable and verifier_completed and not errors
+
+
+def cross_field_error(reward: float, output_parseable: bool) -> str | None:
+    """Seed 000: `output_parseable=False` with a non-zero reward is rejected."""
+    if not output_parseable and reward != 0.0:
+        return f"reward {reward!r} rejected: the output does not parse, so only 0.0 is valid"
+    return None
+
+
+# --- scorers (seed 003) ---------------------------------------------------------------------
+def default_required(scorer_type: str) -> bool:
+    return scorer_type not in ADVISORY_BY_DEFAULT and scorer_type not in NEVER_GATING
+
+
+def is_advisory(scorer_type: str, required: bool) -> bool:
+    return scorer_type in NEVER_GATING or not required
+
+
+@dataclass(frozen=True)
+class ScorerOutcome:
+    required: bool
+    type: str
+    verdict: str
+    score: float
+
+
+def scorers_overall(scorers: Sequence[ScorerOutcome]) -> str:
+    """OVERALL: FAIL when any required, applicable scorer fails; '' when there are none."""
+    if not scorers:
+        return ""
+    gating_failure = any(
+        s.verdict == FAIL and not is_advisory(s.type, s.required) for s in scorers
+    )
+    return FAIL if gating_failure else PASS
+
+
+def scorers_mean(scorers: Iterable[ScorerOutcome]) -> float | None:
+    """Mean score of the applicable scorers (N/A neither passes nor fails, nor counts)."""
+    scores = [s.score for s in scorers if s.verdict != NA]
+    if not scores:
+        return None
+    return round(sum(scores) / len(scores), 4)
+
+
+def advisory_failed(scorers: Iterable[ScorerOutcome]) -> bool:
+    return any(s.verdict == FAIL and is_advisory(s.type, s.required) for s in scorers)
+
+
+# --- gates ----------------------------------------------------------------------------------
+def run_badge(status: str, exception_type: str, verifier_completed: bool) -> str:
+    """Run badge: the run completed and passed generic run metrics."""
+    if status in {"pending", "running"}:
+        return ""
+    if status == "completed" and not exception_type and verifier_completed:
+        return PASS
+    return FAIL
+
+
+def gate_disagreement(scorer_verdict: str, judge_verdict: str, advisory_fail: bool) -> str:
+    """Seed 003, "When the gates disagree": the three named cases."""
+    if judge_verdict == PASS and scorer_verdict == FAIL:
+        return JUDGE_PASS_SCORERS_FAIL
+    if scorer_verdict == PASS and judge_verdict == FAIL:
+        return SCORERS_PASS_JUDGE_FAIL
+    if scorer_verdict == PASS and judge_verdict == PASS and advisory_fail:
+        return ADVISORY_FAIL
+    return ""
+
+
+def automated_pass(reward: float, pass_threshold: float) -> bool:
+    return reward >= pass_threshold
+
+
+def human_consensus(latest_judgments: Sequence[str]) -> str:
+    """One label for the latest judgment of each reviewer: '' when nobody reviewed."""
+    decided = {j for j in latest_judgments if j != "defer"}
+    if not latest_judgments:
+        return ""
+    if not decided:
+        return "defer"
+    if len(decided) == 1:
+        return decided.pop()
+    return "mixed"
+
+
+def human_disagreement(human_judgment: str, reward: float, pass_threshold: float) -> str:
+    """Humans disagreeing with the automated outcome (reward ≥ the task's pass threshold)."""
+    passed = automated_pass(reward, pass_threshold)
+    if human_judgment == "pass" and not passed:
+        return HUMAN_PASS_AUTOMATED_FAIL
+    if human_judgment == "fail" and passed:
+        return HUMAN_FAIL_AUTOMATED_PASS
+    return ""
+
+
+@dataclass(frozen=True)
+class TrialSummary:
+    reward: float
+    is_valid: bool
+    scorer_verdict: str
+    scorer_mean: float | None
+    judge_verdict: str
+    failure_mode: str
+    run_badge: str
+    gate_disagreement: str
+
+
+SUMMARY_FIELDS = (
+    "reward",
+    "is_valid",
+    "scorer_verdict",
+    "scorer_mean",
+    "judge_verdict",
+    "failure_mode",
+    "run_badge",
+    "gate_disagreement",
+)
+
+
+def summarise(
+    *,
+    reward: float,
+    is_valid: bool,
+    verifier_completed: bool,
+    scorers: Sequence[ScorerOutcome],
+    judge_verdict: str,
+    failure_mode: str,
+    status: str,
+    exception_type: str,
+) -> TrialSummary:
+    overall = scorers_overall(scorers)
+    return TrialSummary(
+        reward=reward,
+        is_valid=is_valid,
+        scorer_verdict=overall,
+        scorer_mean=scorers_mean(scorers),
+        judge_verdict=judge_verdict,
+        failure_mode=failure_mode if judge_verdict == FAIL else "",
+        run_badge=run_badge(status, exception_type, verifier_completed),
+        gate_disagreement=gate_disagreement(overall, judge_verdict, advisory_failed(scorers)),
+    )

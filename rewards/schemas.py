@@ -1,0 +1,380 @@
+"""pydantic models for everything that crosses a trust boundary.
+
+The seed's models (`VerifierSpec`, `ValidityCheck`, `ErrorTag`, `EvaluationResult`, …) and our
+own formats (`trial.json`, `scorers.json`, `judge.json`, `TrialBundle`) are strict: unknown
+keys are errors. Harbor's files are read leniently in `rewards.ingest.harbor`, as Harbor
+itself reads them.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Any, Literal
+from uuid import UUID
+
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
+
+from rewards import rules
+
+BUNDLE_FORMAT = "trialdesk.trial/1"
+
+
+class StrictModel(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=False)
+
+
+def _unit(value: float) -> float:
+    if not rules.is_unit_number(value):
+        raise ValueError("must be a finite number between 0 and 1")
+    return float(value)
+
+
+UnitFloat = Annotated[float, AfterValidator(_unit)]
+Rating = Annotated[int, Field(ge=1, le=5)]
+ShortStr = Annotated[str, Field(max_length=255)]
+
+
+# --- seed 000 -----------------------------------------------------------------------------
+class VerifierSpec(StrictModel):
+    script: str
+    expected_output_path: str
+    reward_path: str
+    details_path: str | None = None
+
+
+class RewardFile(BaseModel):
+    """reward.json: `{"reward": 0.0-1.0}`; the other keys are metrics."""
+
+    model_config = ConfigDict(extra="allow")
+    reward: UnitFloat
+
+    @field_validator("reward", mode="before")
+    @classmethod
+    def _number_not_bool(cls, value: Any) -> Any:
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise ValueError("must be a number")
+        return value
+
+
+class DetailsDimension(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    score: float = Field(allow_inf_nan=False)
+    max_score: float = Field(allow_inf_nan=False)
+    evidence: str | None = None
+    weight: float | None = Field(default=None, allow_inf_nan=False, ge=0)
+
+    @field_validator("score", "max_score", mode="before")
+    @classmethod
+    def _number_not_bool(cls, value: Any) -> Any:
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise ValueError("must be a number")
+        return value
+
+
+class DetailsFile(BaseModel):
+    """details.json: `{dimension: {score, max_score, evidence}}`."""
+
+    model_config = ConfigDict(extra="forbid")
+    dimensions: dict[str, DetailsDimension]
+
+    @classmethod
+    def from_data(cls, data: Any) -> DetailsFile:
+        return cls.model_validate({"dimensions": data})
+
+
+class ValidityCheck(StrictModel):
+    output_parseable: bool
+    schema_valid: bool
+    verifier_completed: bool
+    errors: list[str] = Field(default_factory=list)
+
+
+class ErrorTag(StrictModel):
+    category: Annotated[str, Field(min_length=1, max_length=255)]
+    description: str | None = None
+    source: Literal["mechanical", "human", "judge"]
+
+
+class ConfidenceMetadata(BaseModel):
+    """Statistical metadata; the seed names no fields, so the common ones are typed."""
+
+    model_config = ConfigDict(extra="allow")
+    method: str | None = None
+    n: int | None = Field(default=None, ge=0)
+    ci_low: float | None = Field(default=None, allow_inf_nan=False)
+    ci_high: float | None = Field(default=None, allow_inf_nan=False)
+
+
+class Annotation(StrictModel):
+    reviewer_id: Annotated[str, Field(min_length=1, max_length=150)]
+    reviewer_discipline: str | None = None
+    timestamp: datetime
+    judgment: Literal["pass", "fail", "defer"]
+    categories: list[str] = Field(default_factory=list)
+    notes: str | None = None
+    reward_seen: float | None = None
+    judge_verdict_seen: str = ""
+
+
+class EvaluationResult(StrictModel):
+    reward: float
+    validity: ValidityCheck
+    breakdown: dict[str, Any] | None = None
+    error_taxonomy: list[ErrorTag] | None = None
+    confidence: ConfidenceMetadata | None = None
+    annotations: list[Annotation] | None = None
+
+    @model_validator(mode="after")
+    def _reward_fits_validity(self) -> EvaluationResult:
+        if not rules.is_unit_number(self.reward):
+            raise ValueError(f"reward {self.reward!r} is outside [0, 1]")
+        error = rules.cross_field_error(self.reward, self.validity.output_parseable)
+        if error:
+            raise ValueError(error)
+        return self
+
+
+# --- seed 003 -----------------------------------------------------------------------------
+ScorerType = Literal[
+    "command",
+    "allowed_paths",
+    "forbid_paths",
+    "max_files_changed",
+    "forbid_secrets",
+    "file_exists",
+    "tests_unmodified",
+    "baseline_unmodified",
+    "no_new_skips",
+    "assertions_not_weakened",
+    "llm_judge",
+]
+
+
+class ScorerResult(StrictModel):
+    name: Annotated[str, Field(min_length=1, max_length=255)]
+    type: ScorerType
+    required: bool | None = None
+    verdict: Literal["PASS", "FAIL", "N/A", "NA"]
+    score: UnitFloat | None = None
+    detail: str = ""
+    output_tail: str = ""
+    config: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _defaults(self) -> ScorerResult:
+        if self.verdict == "N/A":
+            self.verdict = "NA"
+        if self.required is None:
+            self.required = rules.default_required(self.type)
+        if self.score is None:
+            self.score = 1.0 if self.verdict == "PASS" else 0.0
+        return self
+
+
+class FactCheck(StrictModel):
+    claim: str
+    status: Annotated[str, Field(max_length=64)]
+    evidence: str = ""
+
+
+class JudgeVerdict(StrictModel):
+    verdict: Literal["PASS", "FAIL", "UNPARSEABLE"]
+    task_completion: Rating | None = None
+    instruction_adherence: Rating | None = None
+    efficiency: Rating | None = None
+    failure_mode: str | None = None
+    reasoning: str = ""
+    judge_model: ShortStr = ""
+    scored_at: datetime | None = None
+    fact_checks: list[FactCheck] = Field(default_factory=list)
+    expected_outcome: Literal["completion", "refusal"] = "completion"
+    raw_response: str = ""
+
+    @model_validator(mode="after")
+    def _rubric_complete(self) -> JudgeVerdict:
+        if self.verdict != "UNPARSEABLE":
+            missing = [
+                name
+                for name in ("task_completion", "instruction_adherence", "efficiency")
+                if getattr(self, name) is None
+            ]
+            if missing:
+                raise ValueError(f"a {self.verdict} verdict needs scores for {', '.join(missing)}")
+        return self
+
+
+# --- trial.json (contract layout) ------------------------------------------------------------
+class TaskSpec(StrictModel):
+    name: ShortStr | None = None
+    source: ShortStr = ""
+    checksum: Annotated[str, Field(max_length=128)] = ""
+    instruction: str = ""
+    verifier: VerifierSpec | None = None
+    output_format: Literal["json", "jsonl", "csv", "toml", "yaml", "text", ""] = ""
+    output_schema: dict[str, Any] | None = None
+    rubric_strategy: Literal["weighted_mean", "min"] = "weighted_mean"
+    pass_threshold: UnitFloat = 0.5
+    scorers: list[dict[str, Any]] = Field(default_factory=list)
+
+
+class AgentSpec(StrictModel):
+    name: ShortStr = ""
+    version: ShortStr = ""
+    model: ShortStr = ""
+    provider: ShortStr = ""
+
+
+TrialStatus = Literal["pending", "running", "completed", "failed", "cancelled"]
+
+
+class TrialFile(StrictModel):
+    name: ShortStr | None = None
+    job: ShortStr | None = None
+    task: TaskSpec | None = None
+    agent: AgentSpec | None = None
+    status: TrialStatus = "completed"
+    started_at: datetime | None = None
+    finished_at: datetime | None = None
+    error_tags: list[ErrorTag] = Field(default_factory=list)
+    confidence: ConfidenceMetadata | None = None
+
+
+class CommandOutput(StrictModel):
+    command: str = ""
+    exit_code: int | None = None
+    stdout_tail: str = ""
+    stderr_tail: str = ""
+
+
+# --- TrialBundle: the lossless one-trial interchange format --------------------------------
+class JobRecord(StrictModel):
+    name: Annotated[str, Field(min_length=1, max_length=255)]
+    started_at: datetime | None = None
+    finished_at: datetime | None = None
+    config: dict[str, Any] = Field(default_factory=dict)
+    stats: dict[str, Any] = Field(default_factory=dict)
+    source_path: str = ""
+
+
+class TaskRecord(StrictModel):
+    name: Annotated[str, Field(min_length=1, max_length=255)]
+    source: ShortStr = ""
+    checksum: Annotated[str, Field(max_length=128)] = ""
+    instruction: str = ""
+    verifier_script: str = ""
+    expected_output_path: str = ""
+    reward_path: str = ""
+    details_path: str = ""
+    output_format: Literal["json", "jsonl", "csv", "toml", "yaml", "text", ""] = ""
+    output_schema: dict[str, Any] | None = None
+    rubric_strategy: Literal["weighted_mean", "min"] = "weighted_mean"
+    pass_threshold: UnitFloat = 0.5
+    scorer_specs: list[dict[str, Any]] = Field(default_factory=list)
+
+
+class TrialRecord(StrictModel):
+    name: Annotated[str, Field(min_length=1, max_length=255)]
+    uid: UUID
+    agent_name: ShortStr = ""
+    agent_version: ShortStr = ""
+    model_name: ShortStr = ""
+    model_provider: ShortStr = ""
+    status: TrialStatus = "completed"
+    started_at: datetime | None = None
+    finished_at: datetime | None = None
+    timings: dict[str, Any] = Field(default_factory=dict)
+    n_input_tokens: int | None = None
+    n_cache_tokens: int | None = None
+    n_output_tokens: int | None = None
+    cost_usd: float | None = Field(default=None, allow_inf_nan=False)
+    exception_type: ShortStr = ""
+    exception_message: str = ""
+    exception_traceback: str = ""
+    config: dict[str, Any] = Field(default_factory=dict)
+    trajectory: dict[str, Any] | list[Any] | None = None
+    workspace_diff: str = ""
+    command: str = ""
+    exit_code: int | None = None
+    stdout_tail: str = ""
+    stderr_tail: str = ""
+    final_response: str = ""
+    verifier_stdout: str = ""
+    ctrf: dict[str, Any] | None = None
+    source_path: str = ""
+
+
+class ResultRecord(StrictModel):
+    """One stored EvaluationResult, with the artifacts it was read from."""
+
+    reward: float
+    metrics: dict[str, float] = Field(default_factory=dict)
+    validity: ValidityCheck
+    breakdown: dict[str, Any] | None = None
+    confidence: ConfidenceMetadata | None = None
+    artifact_digest: Annotated[str, Field(min_length=64, max_length=64, pattern="^[0-9a-f]+$")]
+    raw_artifacts: dict[str, str] = Field(default_factory=dict)
+    is_current: bool = True
+    created_at: datetime | None = None
+
+    def checked(self) -> ResultRecord:
+        """Apply the seed's EvaluationResult validator; a rejected reward is stored as 0.0.
+
+        Seed 000: the cross-field validator rejects a non-zero reward for output that does
+        not parse. We keep the trial (nothing lost): reward 0.0, the rejection in `errors`,
+        the raw reward still in `raw_artifacts`.
+        """
+        try:
+            EvaluationResult(reward=self.reward, validity=self.validity)
+        except ValidationError as exc:
+            message = exc.errors()[0]["msg"].removeprefix("Value error, ")
+            validity = self.validity.model_copy(
+                update={"errors": [*self.validity.errors, message]}
+            )
+            return self.model_copy(update={"reward": 0.0, "validity": validity})
+        return self
+
+
+class TrialBundle(StrictModel):
+    format: Literal["trialdesk.trial/1"] = BUNDLE_FORMAT
+    job: JobRecord
+    task: TaskRecord
+    trial: TrialRecord
+    results: list[ResultRecord] = Field(min_length=1)
+    scorers: list[ScorerResult] = Field(default_factory=list)
+    judge_verdicts: list[JudgeVerdict] = Field(default_factory=list)
+    error_tags: list[ErrorTag] = Field(default_factory=list)
+    annotations: list[Annotation] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _one_current_result(self) -> TrialBundle:
+        current = [r for r in self.results if r.is_current]
+        if len(current) != 1:
+            raise ValueError(f"a trial has exactly one current result, not {len(current)}")
+        digests = [r.artifact_digest for r in self.results]
+        if len(set(digests)) != len(digests):
+            raise ValueError("two results carry the same artifact_digest")
+        return self
+
+    @property
+    def current_result(self) -> ResultRecord:
+        return next(r for r in self.results if r.is_current)
+
+
+def describe_validation_error(exc: ValidationError, limit: int = 3) -> str:
+    """Short, stable messages with field paths, safe to show (no input values echoed)."""
+    parts = []
+    for error in exc.errors(include_url=False, include_input=False)[:limit]:
+        where = ".".join(str(p) for p in error["loc"]) or "(root)"
+        parts.append(f"{where}: {error['msg']}")
+    more = len(exc.errors()) - limit
+    if more > 0:
+        parts.append(f"and {more} more")
+    return "; ".join(parts)
