@@ -5,6 +5,7 @@ The defaults are for local use (`make run`): an embedded SQLite file under var/.
 """
 
 import os
+import sys
 from pathlib import Path
 
 import dj_database_url
@@ -25,6 +26,8 @@ def env_list(name: str, default: str) -> list[str]:
 
 
 DEBUG = env_bool("DJANGO_DEBUG", False)
+# Under pytest nothing has run collectstatic; templates resolve static files unhashed.
+TESTING = "pytest" in sys.modules
 # The fallback key is for local use only; `check --deploy` flags it (security.W009) so a
 # production deployment without SECRET_KEY is caught before it serves anything.
 SECRET_KEY = os.environ.get("SECRET_KEY") or "django-insecure-local-only-trialdesk-key"
@@ -160,7 +163,7 @@ STORAGES = {
     "staticfiles": {
         "BACKEND": (
             "django.contrib.staticfiles.storage.StaticFilesStorage"
-            if DEBUG or env_bool("TRIALDESK_PLAIN_STATIC", False)
+            if DEBUG or TESTING
             else "whitenoise.storage.CompressedManifestStaticFilesStorage"
         )
     },
