@@ -1,0 +1,182 @@
+"""Stored trials back out as `TrialBundle`s: the inverse of the bundle writer.
+
+`iter_bundles` walks a queryset in keyset chunks (by id) with its children prefetched per
+chunk, so memory stays flat however many trials are exported. Annotations belong to the
+review app: it fills `bundle.annotations` itself (rewards never imports review).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from django.db.models import Prefetch, QuerySet
+
+from rewards.models import ErrorTag, EvaluationResult, JudgeVerdict, ScorerResult, Trial
+from rewards.schemas import (
+    ConfidenceMetadata,
+    ErrorTag as ErrorTagSchema,
+    FactCheck,
+    JobRecord,
+    JudgeVerdict as JudgeVerdictSchema,
+    ResultRecord,
+    ScorerResult as ScorerResultSchema,
+    TaskRecord,
+    TrialBundle,
+    TrialRecord,
+    ValidityCheck,
+)
+
+CHUNK = 500
+
+
+def bundle_queryset(queryset: QuerySet[Trial]) -> QuerySet[Trial]:
+    """Everything one bundle needs, in a fixed number of queries per chunk."""
+    return queryset.select_related("job", "task", "detail").prefetch_related(
+        Prefetch("results", queryset=EvaluationResult.objects.order_by("created_at", "id")),
+        Prefetch("scorers", queryset=ScorerResult.objects.order_by("position")),
+        Prefetch("judge_verdicts", queryset=JudgeVerdict.objects.order_by("id")),
+        Prefetch("error_tags", queryset=ErrorTag.objects.order_by("id")),
+    )
+
+
+def iter_trial_chunks(queryset: QuerySet[Trial], chunk: int = CHUNK) -> Iterator[list[Trial]]:
+    """Trials in ascending id order, `chunk` at a time, children prefetched per chunk."""
+    ids = queryset.order_by().values_list("id", flat=True)
+    last = 0
+    while True:
+        page = list(ids.filter(id__gt=last).order_by("id")[:chunk])
+        if not page:
+            return
+        last = page[-1]
+        yield list(bundle_queryset(Trial.objects.filter(id__in=page)).order_by("id"))
+
+
+def iter_bundles(queryset: QuerySet[Trial], chunk: int = CHUNK) -> Iterator[TrialBundle]:
+    for trials in iter_trial_chunks(queryset, chunk):
+        for trial in trials:
+            yield trial_bundle(trial)
+
+
+def trial_bundle(trial: Trial) -> TrialBundle:
+    job, task = trial.job, trial.task
+    detail = getattr(trial, "detail", None)
+    return TrialBundle(
+        job=JobRecord(
+            name=job.name,
+            started_at=job.started_at,
+            finished_at=job.finished_at,
+            config=job.config,
+            stats=job.stats,
+            source_path=job.source_path,
+        ),
+        task=TaskRecord(
+            name=task.name,
+            source=task.source,
+            checksum=task.checksum,
+            instruction=task.instruction,
+            verifier_script=task.verifier_script,
+            expected_output_path=task.expected_output_path,
+            reward_path=task.reward_path,
+            details_path=task.details_path,
+            output_format=task.output_format,  # type: ignore[arg-type]
+            output_schema=task.output_schema,
+            rubric_strategy=task.rubric_strategy,  # type: ignore[arg-type]
+            pass_threshold=task.pass_threshold,
+            scorer_specs=task.scorer_specs,
+        ),
+        trial=TrialRecord(
+            name=trial.name,
+            uid=trial.uid,
+            agent_name=trial.agent_name,
+            agent_version=trial.agent_version,
+            model_name=trial.model_name,
+            model_provider=trial.model_provider,
+            status=trial.status,  # type: ignore[arg-type]
+            started_at=trial.started_at,
+            finished_at=trial.finished_at,
+            timings=trial.timings,
+            n_input_tokens=trial.n_input_tokens,
+            n_cache_tokens=trial.n_cache_tokens,
+            n_output_tokens=trial.n_output_tokens,
+            cost_usd=trial.cost_usd,
+            exception_type=trial.exception_type,
+            exception_message=trial.exception_message,
+            source_path=trial.source_path,
+            **(
+                {
+                    "config": detail.config,
+                    "trajectory": detail.trajectory,
+                    "workspace_diff": detail.workspace_diff,
+                    "command": detail.command,
+                    "exit_code": detail.exit_code,
+                    "stdout_tail": detail.stdout_tail,
+                    "stderr_tail": detail.stderr_tail,
+                    "final_response": detail.final_response,
+                    "exception_traceback": detail.exception_traceback,
+                    "verifier_stdout": detail.verifier_stdout,
+                    "ctrf": detail.ctrf,
+                }
+                if detail
+                else {}
+            ),
+        ),
+        results=[_result(r) for r in trial.results.all()],
+        scorers=[
+            ScorerResultSchema(
+                name=s.name,
+                type=s.type,  # type: ignore[arg-type]
+                required=s.required,
+                verdict=s.verdict,  # type: ignore[arg-type]
+                score=s.score,
+                detail=s.detail,
+                output_tail=s.output_tail,
+                config=s.config,
+            )
+            for s in trial.scorers.all()
+        ],
+        judge_verdicts=[
+            JudgeVerdictSchema(
+                verdict=v.verdict,  # type: ignore[arg-type]
+                task_completion=v.task_completion,
+                instruction_adherence=v.instruction_adherence,
+                efficiency=v.efficiency,
+                failure_mode=v.failure_mode or None,
+                reasoning=v.reasoning,
+                judge_model=v.judge_model,
+                scored_at=v.scored_at,
+                fact_checks=[FactCheck.model_validate(f) for f in v.fact_checks],
+                expected_outcome=v.expected_outcome,  # type: ignore[arg-type]
+                raw_response=v.raw_response,
+            )
+            for v in trial.judge_verdicts.all()
+        ],
+        error_tags=[
+            ErrorTagSchema(
+                category=t.category,
+                description=t.description or None,
+                source=t.source,  # type: ignore[arg-type]
+            )
+            for t in trial.error_tags.all()
+        ],
+    )
+
+
+def _result(result: EvaluationResult) -> ResultRecord:
+    return ResultRecord(
+        reward=result.reward,
+        metrics=result.metrics,
+        validity=ValidityCheck(
+            output_parseable=result.output_parseable,
+            schema_valid=result.schema_valid,
+            verifier_completed=result.verifier_completed,
+            errors=result.errors,
+        ),
+        breakdown=result.breakdown,
+        confidence=(
+            ConfidenceMetadata.model_validate(result.confidence) if result.confidence else None
+        ),
+        artifact_digest=result.artifact_digest,
+        raw_artifacts=result.raw_artifacts,
+        is_current=result.is_current,
+        created_at=result.created_at,
+    )
