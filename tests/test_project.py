@@ -74,7 +74,7 @@ def test_every_response_carries_an_enforced_csp_without_inline_script(client: Cl
     response = client.get("/healthz")
     policy = response.headers["Content-Security-Policy"]
     directives = dict(
-        (part.strip().split(" ", 1) + [""])[:2] for part in policy.split(";") if part.strip()
+        [*part.strip().split(" ", 1), ""][:2] for part in policy.split(";") if part.strip()
     )
     assert "'unsafe-inline'" not in directives["script-src"]
     assert directives["script-src"] == "'self'"
