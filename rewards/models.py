@@ -12,7 +12,7 @@ import uuid
 from typing import Any
 
 from django.db import models
-from django.db.models import Q
+from django.db.models import F, Q
 
 from rewards import rules
 
@@ -241,7 +241,7 @@ class Trial(models.Model):
             rules.ScorerOutcome(required=s.required, type=s.type, verdict=s.verdict, score=s.score)
             for s in self.scorers.all()
         ]
-        judge = self.judge_verdicts.order_by("-scored_at", "-id").first()
+        judge = self.judge_verdicts.order_by(*JudgeVerdict.LATEST_FIRST).first()
         summary = rules.summarise(
             reward=current.reward if current else 0.0,
             is_valid=current.is_valid if current else False,
@@ -398,6 +398,10 @@ class ScorerResult(models.Model):
             models.CheckConstraint(
                 condition=Q(verdict__in=Verdict.values), name="scorer_verdict_valid"
             ),
+            # Seed 003's catalog is closed: an unknown type has no required-default rule.
+            models.CheckConstraint(
+                condition=Q(type__in=rules.SCORER_TYPES), name="scorer_type_valid"
+            ),
         ]
 
     def __str__(self) -> str:
@@ -437,12 +441,28 @@ class JudgeVerdict(models.Model):
     )
     raw_response = models.TextField(blank=True)
 
+    # The verdict shown is the latest scored one; an unscored verdict counts as the oldest.
+    # nulls_last is explicit because PostgreSQL puts NULLs first in a descending sort and
+    # SQLite last; the writer's in-memory `latest_judge` follows the same order.
+    LATEST_FIRST = (F("scored_at").desc(nulls_last=True), F("id").desc())
+
     class Meta:
-        ordering = ["-scored_at", "-id"]
+        ordering = [F("scored_at").desc(nulls_last=True), F("id").desc()]
         constraints = [
             models.CheckConstraint(
                 condition=Q(verdict__in=["PASS", "FAIL", "UNPARSEABLE"]),
                 name="judge_verdict_valid",
+            ),
+            # Seed 003: a PASS or FAIL verdict carries all three rubric tiles; only a judge
+            # failure (UNPARSEABLE) may lack them.
+            models.CheckConstraint(
+                condition=Q(verdict="UNPARSEABLE")
+                | Q(
+                    task_completion__isnull=False,
+                    instruction_adherence__isnull=False,
+                    efficiency__isnull=False,
+                ),
+                name="judge_rubric_complete_unless_unparseable",
             ),
             *[
                 models.CheckConstraint(

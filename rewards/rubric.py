@@ -33,35 +33,47 @@ def score(
     strategy: Strategy = "weighted_mean",
     weights: Mapping[str, float] | None = None,
 ) -> float:
-    """Combine the dimensions into one reward in [0, 1], rounded to 4 decimals."""
+    """Combine the dimensions into one reward in [0, 1], rounded to 4 decimals.
+
+    A dimension's weight is `weights[name]` when given, else its own `weight` key, else 1.
+    `min` ignores weights (the worst dimension wins whatever its weight), but bad weights
+    are still refused so that a typo in `--weights` never passes silently.
+    """
     if strategy not in STRATEGIES:
         raise RubricError(f"unknown strategy {strategy!r}; use one of {', '.join(STRATEGIES)}")
     if not dimensions:
         raise RubricError("details has no dimensions to score")
-    weights = dict(weights or {})
-    unknown = sorted(set(weights) - set(dimensions))
+    overrides = dict(weights or {})
+    unknown = sorted(set(overrides) - set(dimensions))
     if unknown:
         raise RubricError(f"weights name unknown dimensions: {', '.join(unknown)}")
 
     normalised: dict[str, float] = {}
+    resolved: dict[str, float] = {}
     for name, dimension in dimensions.items():
         try:
             normalised[name] = normalise(dimension)
         except RubricError as exc:
             raise RubricError(f"dimension {name!r}: {exc}") from None
+        weight = overrides.get(name, dimension.weight if dimension.weight is not None else 1.0)
+        if isinstance(weight, bool) or not math.isfinite(weight) or weight < 0:
+            raise RubricError(f"dimension {name!r}: weight must be a finite number ≥ 0")
+        resolved[name] = float(weight)
 
+    low, high = min(normalised.values()), max(normalised.values())
     if strategy == "min":
-        combined = min(normalised.values())
+        combined = low
     else:
-        resolved = {
-            name: weights.get(name, dim.weight if dim.weight is not None else 1.0)
-            for name, dim in dimensions.items()
-        }
-        for name, weight in resolved.items():
-            if not math.isfinite(weight) or weight < 0:
-                raise RubricError(f"dimension {name!r}: weight must be a finite number ≥ 0")
-        total = sum(resolved.values())
-        if total <= 0:
+        largest = max(resolved.values())
+        if largest <= 0:
             raise RubricError("the weights sum to 0")
-        combined = sum(normalised[name] * resolved[name] for name in normalised) / total
-    return min(1.0, max(0.0, round(combined, 4)))
+        # Dividing by the largest weight first keeps Σw finite: weights of 1e308 would
+        # otherwise overflow to inf and inf/inf is NaN. fsum keeps the sum exact enough
+        # that equal inputs give exactly that input back.
+        scaled = {name: weight / largest for name, weight in resolved.items()}
+        total = math.fsum(scaled.values())
+        combined = math.fsum(normalised[name] * scaled[name] for name in normalised) / total
+        # A weighted mean lies between the smallest and largest value; floating-point
+        # rounding can step a hair outside, which rounding to 4 decimals could then show.
+        combined = min(high, max(low, combined))
+    return min(1.0, max(0.0, round(combined, 4))) + 0.0

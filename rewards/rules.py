@@ -12,18 +12,19 @@ import io
 import json
 import math
 import tomllib
-from collections.abc import Iterable, Sequence
+from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import yaml
 
 # --- Names of the disagreements (stable strings: stored, filtered on, exported) ----------
-JUDGE_PASS_SCORERS_FAIL = "judge_pass_scorers_fail"
-SCORERS_PASS_JUDGE_FAIL = "scorers_pass_judge_fail"
+# (ruff's S105 reads "…_PASS…" names as passwords; these are labels.)
+JUDGE_PASS_SCORERS_FAIL = "judge_pass_scorers_fail"  # noqa: S105
+SCORERS_PASS_JUDGE_FAIL = "scorers_pass_judge_fail"  # noqa: S105
 ADVISORY_FAIL = "advisory_fail"
-HUMAN_PASS_AUTOMATED_FAIL = "human_pass_automated_fail"
-HUMAN_FAIL_AUTOMATED_PASS = "human_fail_automated_pass"
+HUMAN_PASS_AUTOMATED_FAIL = "human_pass_automated_fail"  # noqa: S105
+HUMAN_FAIL_AUTOMATED_PASS = "human_fail_automated_pass"  # noqa: S105
 
 PASS, FAIL, NA, UNPARSEABLE = "PASS", "FAIL", "NA", "UNPARSEABLE"
 
@@ -57,22 +58,40 @@ class RewardReading:
     errors: list[str] = field(default_factory=list)
 
 
+def is_real_number(value: Any) -> bool:
+    """An int or float that is not a bool (JSON `true` is not a number)."""
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def finite_float(value: Any) -> float | None:
+    """The value as a finite float, or None when it is not a finite real number.
+
+    An int too large for a float (JSON allows `1` followed by 400 zeros) is not finite here:
+    `math.isfinite` and `float` would raise OverflowError on it.
+    """
+    if not is_real_number(value):
+        return None
+    try:
+        number = float(value)
+    except OverflowError:
+        return None
+    return number if math.isfinite(number) else None
+
+
 def is_unit_number(value: Any) -> bool:
     """A real number in [0, 1]: not a bool, not a string, not NaN or infinite."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return False
-    return math.isfinite(value) and 0.0 <= value <= 1.0
+    number = finite_float(value)
+    return number is not None and 0.0 <= number <= 1.0
 
 
 def _numeric_metrics(data: dict[str, Any]) -> dict[str, float]:
-    return {
-        str(key): float(value)
-        for key, value in data.items()
-        if key != "reward"
-        and not isinstance(value, bool)
-        and isinstance(value, int | float)
-        and math.isfinite(value)
-    }
+    # Seed 000 names only `reward`; DESIGN §4 keeps the other numeric keys as metrics.
+    metrics: dict[str, float] = {}
+    for key, value in data.items():
+        number = finite_float(value)
+        if key != "reward" and number is not None:
+            metrics[str(key)] = number
+    return metrics
 
 
 def read_reward_data(data: Any) -> RewardReading:
@@ -83,20 +102,24 @@ def read_reward_data(data: Any) -> RewardReading:
     if "reward" not in data:
         return RewardReading(0.0, True, metrics, ["reward file has no 'reward' key"])
     value = data["reward"]
-    if isinstance(value, bool) or not isinstance(value, int | float):
+    if not is_real_number(value):
         kind = "a boolean" if isinstance(value, bool) else f"of type {type(value).__name__}"
         return RewardReading(0.0, True, metrics, [f"reward is {kind}, not a number"])
-    if not math.isfinite(value):
+    number = finite_float(value)
+    if number is None:
         return RewardReading(0.0, True, metrics, ["reward is not a finite number"])
-    if not 0.0 <= value <= 1.0:
-        return RewardReading(0.0, True, metrics, [f"reward {value!r} is outside [0, 1]"])
-    return RewardReading(float(value), True, metrics)
+    if not 0.0 <= number <= 1.0:
+        return RewardReading(0.0, True, metrics, [f"reward {number!r} is outside [0, 1]"])
+    # `+ 0.0` turns -0.0 into 0.0, so the stored and exported value is the plain zero.
+    return RewardReading(number + 0.0, True, metrics)
 
 
 def read_reward_json(raw: bytes | None) -> RewardReading:
     """Read reward.json bytes; None means the file never appeared."""
     if raw is None:
-        return RewardReading(0.0, False, errors=["reward file missing: the verifier did not finish"])
+        return RewardReading(
+            0.0, False, errors=["reward file missing: the verifier did not finish"]
+        )
     try:
         data = loads_bounded(raw)
     except ArtifactError as exc:
@@ -107,7 +130,8 @@ def read_reward_json(raw: bytes | None) -> RewardReading:
 def read_reward_txt(raw: bytes) -> RewardReading:
     """Harbor's reward.txt holds a bare number; it means `{"reward": <number>}`."""
     try:
-        text = raw.decode("utf-8").strip()
+        # utf-8-sig: a BOM is not whitespace to str.strip, and float() would refuse it.
+        text = raw.decode("utf-8-sig").strip()
         value = float(text)
     except (UnicodeDecodeError, ValueError):
         return RewardReading(0.0, True, errors=["reward.txt does not hold a number"])
@@ -222,14 +246,12 @@ def parse_output(raw: bytes, fmt: str) -> Any:
                 raise ArtifactError(f"line {number}: {exc}") from exc
         return rows
     if fmt == "csv":
-        try:
-            return list(csv.DictReader(io.StringIO(text, newline=""), strict=True))
-        except csv.Error as exc:
-            raise ArtifactError("not valid CSV") from exc
+        return _parse_csv(text)
     if fmt == "toml":
         try:
             return tomllib.loads(text)
-        except tomllib.TOMLDecodeError as exc:
+        except (tomllib.TOMLDecodeError, RecursionError) as exc:
+            # tomllib recurses per nesting level: `a = [[[[…` is a bad file, not a crash.
             raise ArtifactError("not valid TOML") from exc
     if fmt == "yaml":
         try:
@@ -238,6 +260,31 @@ def parse_output(raw: bytes, fmt: str) -> Any:
         except (yaml.YAMLError, RecursionError) as exc:
             raise ArtifactError("not valid YAML") from exc
     return text
+
+
+def _parse_csv(text: str) -> list[dict[str, str]]:
+    """CSV with a header row, as records.
+
+    A row with more fields than the header is malformed (pandas and most readers refuse it;
+    csv.DictReader would silently file the extras under a `None` key). Short rows are padded,
+    as every CSV reader does.
+    """
+    try:
+        rows = list(csv.reader(io.StringIO(text, newline=""), strict=True))
+    except csv.Error as exc:
+        raise ArtifactError(f"not valid CSV: {str(exc)[:100]}") from exc
+    if not rows:
+        return []
+    header, records = rows[0], []
+    for number, row in enumerate(rows[1:], start=2):
+        if not row:
+            continue
+        if len(row) > len(header):
+            raise ArtifactError(
+                f"not valid CSV: row {number} has {len(row)} fields, the header {len(header)}"
+            )
+        records.append(dict(zip(header, [*row, *[""] * (len(header) - len(row))], strict=True)))
+    return records
 
 
 def check_output(
@@ -268,16 +315,24 @@ def check_output(
 def schema_error(instance: Any, schema: dict[str, Any]) -> str | None:
     """The first JSON Schema violation, as a short message; None when the instance fits."""
     import jsonschema
+    import referencing
+    import referencing.exceptions
     from jsonschema.exceptions import SchemaError
 
     try:
         validator_cls = jsonschema.validators.validator_for(schema)
         validator_cls.check_schema(schema)
-        # No remote $ref is ever retrieved: the default registry resolves nothing external.
-        error = jsonschema.exceptions.best_match(validator_cls(schema).iter_errors(instance))
+        # DESIGN §9, "nothing fetches a URL found in an artifact": jsonschema's *default*
+        # registry still downloads remote $refs (deprecated, with a warning). An empty
+        # registry of our own (jsonschema adds the bundled meta-schemas to it) has no
+        # `retrieve`, so a remote or unknown $ref is Unresolvable instead of a request.
+        validator = validator_cls(schema, registry=referencing.Registry())
+        error = jsonschema.exceptions.best_match(validator.iter_errors(instance))
     except SchemaError:
         return "the task's output schema is not a valid JSON Schema"
-    except Exception:  # a $ref it cannot resolve, a pattern it cannot compile
+    except referencing.exceptions.Unresolvable:
+        return "the task's output schema has a $ref that cannot be resolved (none is fetched)"
+    except Exception:  # a pattern it cannot compile, a $ref cycle (RecursionError), …
         return "the task's output schema could not be applied"
     if error is None:
         return None
@@ -298,11 +353,18 @@ def cross_field_error(reward: float, output_parseable: bool) -> str | None:
 
 # --- scorers (seed 003) ---------------------------------------------------------------------
 def default_required(scorer_type: str) -> bool:
+    """Seed 003, "Required by default": all but the two heuristic detectors and llm_judge."""
     return scorer_type not in ADVISORY_BY_DEFAULT and scorer_type not in NEVER_GATING
 
 
 def is_advisory(scorer_type: str, required: bool) -> bool:
     return scorer_type in NEVER_GATING or not required
+
+
+def is_applicable(verdict: str) -> bool:
+    # scorers.json writes "N/A"; the schema and the database store "NA". Accept both here
+    # so a caller that skips the schema cannot make an N/A count as a score of 0.
+    return verdict not in {NA, "N/A"}
 
 
 @dataclass(frozen=True)
@@ -317,15 +379,13 @@ def scorers_overall(scorers: Sequence[ScorerOutcome]) -> str:
     """OVERALL: FAIL when any required, applicable scorer fails; '' when there are none."""
     if not scorers:
         return ""
-    gating_failure = any(
-        s.verdict == FAIL and not is_advisory(s.type, s.required) for s in scorers
-    )
+    gating_failure = any(s.verdict == FAIL and not is_advisory(s.type, s.required) for s in scorers)
     return FAIL if gating_failure else PASS
 
 
 def scorers_mean(scorers: Iterable[ScorerOutcome]) -> float | None:
     """Mean score of the applicable scorers (N/A neither passes nor fails, nor counts)."""
-    scores = [s.score for s in scorers if s.verdict != NA]
+    scores = [s.score for s in scorers if is_applicable(s.verdict)]
     if not scores:
         return None
     return round(sum(scores) / len(scores), 4)
@@ -360,8 +420,26 @@ def automated_pass(reward: float, pass_threshold: float) -> bool:
     return reward >= pass_threshold
 
 
+def latest_per_reviewer(annotations: Iterable[tuple[Hashable, Any, str]]) -> list[str]:
+    """The latest judgment of each reviewer from `(reviewer, order_key, judgment)` triples.
+
+    DESIGN §3: annotations are append-only and a reviewer changes their mind by adding a
+    newer one; only the latest per reviewer counts. `order_key` is anything comparable that
+    grows with time, e.g. `(created_at, id)`; on a tie the later triple wins.
+    """
+    latest: dict[Hashable, tuple[Any, str]] = {}
+    for reviewer, order_key, judgment in annotations:
+        seen = latest.get(reviewer)
+        if seen is None or not order_key < seen[0]:
+            latest[reviewer] = (order_key, judgment)
+    return [judgment for _, judgment in latest.values()]
+
+
 def human_consensus(latest_judgments: Sequence[str]) -> str:
-    """One label for the latest judgment of each reviewer: '' when nobody reviewed."""
+    """One label for the latest judgment of each reviewer: '' when nobody reviewed.
+
+    A defer abstains: pass + defer is "pass"; only defers is "defer"; pass + fail is "mixed".
+    """
     decided = {j for j in latest_judgments if j != "defer"}
     if not latest_judgments:
         return ""

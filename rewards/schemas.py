@@ -9,26 +9,41 @@ itself reads them.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Final, Literal
 from uuid import UUID
 
 from pydantic import (
     AfterValidator,
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
     ValidationError,
-    field_validator,
     model_validator,
 )
 
 from rewards import rules
 
-BUNDLE_FORMAT = "trialdesk.trial/1"
+# Final keeps the Literal type, so it can be the default of the `format` field below.
+BUNDLE_FORMAT: Final = "trialdesk.trial/1"
 
 
 class StrictModel(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=False)
+
+
+def _number(value: Any) -> Any:
+    # Seed 000: a reward is "not a bool, not a string". pydantic's lax mode would turn
+    # `true` into 1.0 and "0.5" into 0.5, so every number we read is checked first.
+    if not rules.is_real_number(value):
+        raise ValueError("must be a number")
+    return value
+
+
+def _integer(value: Any) -> Any:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValueError("must be an integer")
+    return value
 
 
 def _unit(value: float) -> float:
@@ -37,8 +52,11 @@ def _unit(value: float) -> float:
     return float(value)
 
 
-UnitFloat = Annotated[float, AfterValidator(_unit)]
-Rating = Annotated[int, Field(ge=1, le=5)]
+Number = Annotated[float, BeforeValidator(_number)]
+FiniteNumber = Annotated[float, BeforeValidator(_number), Field(allow_inf_nan=False)]
+UnitFloat = Annotated[float, BeforeValidator(_number), AfterValidator(_unit)]
+# Seed 003: the judge's rubric tiles are integers on 1-5 (4.0 is accepted as 4, 4.5 is not).
+Rating = Annotated[int, BeforeValidator(_integer), Field(ge=1, le=5)]
 ShortStr = Annotated[str, Field(max_length=255)]
 
 
@@ -56,27 +74,14 @@ class RewardFile(BaseModel):
     model_config = ConfigDict(extra="allow")
     reward: UnitFloat
 
-    @field_validator("reward", mode="before")
-    @classmethod
-    def _number_not_bool(cls, value: Any) -> Any:
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            raise ValueError("must be a number")
-        return value
-
 
 class DetailsDimension(BaseModel):
     model_config = ConfigDict(extra="allow")
-    score: float = Field(allow_inf_nan=False)
-    max_score: float = Field(allow_inf_nan=False)
+    score: FiniteNumber
+    max_score: FiniteNumber
     evidence: str | None = None
-    weight: float | None = Field(default=None, allow_inf_nan=False, ge=0)
-
-    @field_validator("score", "max_score", mode="before")
-    @classmethod
-    def _number_not_bool(cls, value: Any) -> Any:
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            raise ValueError("must be a number")
-        return value
+    # Not in seed 000's details.json; the rubric scorer reads it as the dimension's weight.
+    weight: Annotated[FiniteNumber, Field(ge=0)] | None = None
 
 
 class DetailsFile(BaseModel):
@@ -125,7 +130,7 @@ class Annotation(StrictModel):
 
 
 class EvaluationResult(StrictModel):
-    reward: float
+    reward: Number
     validity: ValidityCheck
     breakdown: dict[str, Any] | None = None
     error_taxonomy: list[ErrorTag] | None = None
@@ -190,7 +195,7 @@ class JudgeVerdict(StrictModel):
     task_completion: Rating | None = None
     instruction_adherence: Rating | None = None
     efficiency: Rating | None = None
-    failure_mode: str | None = None
+    failure_mode: ShortStr | None = None
     reasoning: str = ""
     judge_model: ShortStr = ""
     scored_at: datetime | None = None
@@ -314,8 +319,10 @@ class TrialRecord(StrictModel):
 class ResultRecord(StrictModel):
     """One stored EvaluationResult, with the artifacts it was read from."""
 
-    reward: float
-    metrics: dict[str, float] = Field(default_factory=dict)
+    # Any number here (even out of range or NaN): `checked()` turns a bad one into 0.0 with
+    # the reason, as seed 000 asks, instead of refusing the whole trial.
+    reward: Number
+    metrics: dict[str, FiniteNumber] = Field(default_factory=dict)
     validity: ValidityCheck
     breakdown: dict[str, Any] | None = None
     confidence: ConfidenceMetadata | None = None
@@ -335,9 +342,7 @@ class ResultRecord(StrictModel):
             EvaluationResult(reward=self.reward, validity=self.validity)
         except ValidationError as exc:
             message = exc.errors()[0]["msg"].removeprefix("Value error, ")
-            validity = self.validity.model_copy(
-                update={"errors": [*self.validity.errors, message]}
-            )
+            validity = self.validity.model_copy(update={"errors": [*self.validity.errors, message]})
             return self.model_copy(update={"reward": 0.0, "validity": validity})
         return self
 

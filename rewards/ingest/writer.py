@@ -2,24 +2,27 @@
 
 Every reader (Harbor folder, contract directory, JSONL line, API body) produces bundles;
 this module is the only place that turns them into rows. New trials are written in bulk,
-a batch in one transaction; if anything in a batch fails, the batch is rolled back and
-written again one trial per transaction, so a bad trial never takes good ones with it and
-is never left half-written.
+a batch in one transaction, with a number of queries that does not grow with the batch;
+if anything in a batch fails, the batch is rolled back and written again one trial per
+transaction, so a bad trial never takes good ones with it and is never left half-written.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from datetime import UTC, date, datetime
+from typing import Any, Literal
+from uuid import UUID
 
-from django.db import DatabaseError, IntegrityError, transaction
+from django.db import DatabaseError, transaction
 from django.dispatch import Signal
 from django.utils import timezone
 
-from rewards import rules
+from rewards import rules, schemas
 from rewards.models import (
     ErrorTag,
     EvaluationResult,
@@ -34,11 +37,18 @@ from rewards.schemas import ResultRecord, TrialBundle
 
 log = logging.getLogger(__name__)
 
-# Sent inside the trial's transaction after its rows are written, so a receiver's rows
-# (the review app stores the bundle's annotations) commit or roll back with the trial.
+# Sent inside the trial's transaction for every bundle that carries annotations, whatever
+# its status (`status` is passed along), so a receiver's rows (the review app stores the
+# bundle's annotations) commit or roll back with the trial. The content digest leaves
+# annotations out, so an "unchanged" bundle may still bring new ones: receivers must skip
+# annotations they already hold.
 bundle_written = Signal()
 
 Status = Literal["ingested", "unchanged", "updated", "invalid"]
+
+# What makes a batch fall back to one trial per transaction; a trial that still fails is
+# reported "invalid". Our own ValueErrors name a bundle problem found while writing.
+_WRITE_ERRORS = (DatabaseError, ValueError)
 
 
 @dataclass(frozen=True)
@@ -50,9 +60,49 @@ class WriteOutcome:
     reason: str = ""
 
 
+# --- canonical content ------------------------------------------------------------------
+def _aware(value: datetime) -> datetime:
+    """Naive datetimes (Harbor writes both kinds) read in the default time zone, as Django
+    stores them; comparing a naive with an aware datetime would raise TypeError."""
+    if timezone.is_naive(value):
+        return timezone.make_aware(value, timezone.get_default_timezone())
+    return value
+
+
+def _aware_or_none(value: datetime | None) -> datetime | None:
+    return _aware(value) if value is not None else None
+
+
+def _canonical(value: Any) -> Any:
+    """JSON-ready data whose text does not depend on dict key order or datetime spelling."""
+    if isinstance(value, datetime):
+        return _aware(value).astimezone(UTC).isoformat()
+    if isinstance(value, date):
+        return value.isoformat()
+    if isinstance(value, UUID):
+        return str(value)
+    if isinstance(value, dict):
+        return {str(key): _canonical(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_canonical(item) for item in value]
+    return value
+
+
 def content_digest(bundle: TrialBundle) -> str:
-    """Identity of a bundle's content; annotations are the review app's and excluded."""
-    payload = bundle.model_dump_json(exclude={"annotations"})
+    """Identity of a bundle's content: equal digests mean "unchanged".
+
+    Canonical, so that the same artifacts always give the same digest: keys sorted (a
+    PostgreSQL jsonb column hands dicts back in its own key order, so an exported bundle
+    would otherwise never match the one it was made from), datetimes in UTC. Left out:
+    annotations (the review app's, not the pipeline's) and the results' `created_at` (when
+    a row was stored, not what the verifier said).
+    """
+    data = bundle.model_dump(
+        mode="python", exclude={"annotations": True, "results": {"__all__": {"created_at"}}}
+    )
+    payload = json.dumps(
+        _canonical(data), sort_keys=True, separators=(",", ":"), ensure_ascii=False
+    )
     return hashlib.sha256(payload.encode()).hexdigest()
 
 
@@ -86,10 +136,49 @@ DETAIL_FIELDS = (
     "verifier_stdout",
     "ctrf",
 )
+JOB_FIELDS = ("started_at", "finished_at", "config", "stats", "source_path")
 
 
+def _values(record: Any, names: Iterable[str]) -> dict[str, Any]:
+    values = {name: getattr(record, name) for name in names}
+    return {
+        name: _aware(value) if isinstance(value, datetime) else value
+        for name, value in values.items()
+    }
+
+
+# --- NUL characters -------------------------------------------------------------------------
+NUL_STANDIN = "\u2400"  # ␀, SYMBOL FOR NULL
+
+
+def _replace_nul(value: Any) -> Any:
+    if isinstance(value, str):
+        return value.replace("\x00", NUL_STANDIN)
+    if isinstance(value, dict):
+        return {_replace_nul(key): _replace_nul(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_replace_nul(item) for item in value]
+    return value
+
+
+def without_nul(bundle: TrialBundle) -> TrialBundle:
+    """NUL characters shown as ␀: PostgreSQL refuses them in text and in jsonb.
+
+    Agent output may hold NUL bytes; refusing the trial would lose it, and dropping the
+    character would hide what the agent wrote. The same on every database, so SQLite and
+    PostgreSQL store the same text.
+    """
+    if "\\u0000" not in bundle.model_dump_json():
+        return bundle
+    return TrialBundle.model_validate(_replace_nul(bundle.model_dump()))
+
+
+# --- summary from a bundle ----------------------------------------------------------------
 def summary_of(bundle: TrialBundle, result: ResultRecord) -> rules.TrialSummary:
-    """Trial summary columns computed from the bundle itself, without reading rows back."""
+    """Trial summary columns computed from the bundle itself, without reading rows back.
+
+    Must agree with `Trial.refresh_summary()` computed from the rows this bundle becomes.
+    """
     scorers = [
         rules.ScorerOutcome(
             required=bool(s.required), type=s.type, verdict=s.verdict, score=float(s.score or 0)
@@ -112,15 +201,27 @@ def summary_of(bundle: TrialBundle, result: ResultRecord) -> rules.TrialSummary:
     )
 
 
-def latest_judge(bundle: TrialBundle):  # type: ignore[no-untyped-def]
-    """The verdict shown: the latest scored (unscored ones count as oldest), then the last."""
+_NEVER = datetime.min.replace(tzinfo=UTC)
+
+
+def latest_judge(bundle: TrialBundle) -> schemas.JudgeVerdict | None:
+    """The verdict shown: the latest scored (unscored ones count as oldest), then the last.
+
+    The same order as `JudgeVerdict.LATEST_FIRST` over the rows, whose ids follow the
+    bundle's order.
+    """
     if not bundle.judge_verdicts:
         return None
-    indexed = list(enumerate(bundle.judge_verdicts))
-    indexed.sort(key=lambda pair: (pair[1].scored_at is not None, pair[1].scored_at or 0, pair[0]))  # type: ignore[arg-type,return-value]
-    return indexed[-1][1]
+
+    def order(pair: tuple[int, schemas.JudgeVerdict]) -> tuple[bool, datetime, int]:
+        index, verdict = pair
+        scored = verdict.scored_at
+        return (scored is not None, _aware(scored) if scored else _NEVER, index)
+
+    return max(enumerate(bundle.judge_verdicts), key=order)[1]
 
 
+# --- the writer ---------------------------------------------------------------------------
 class BundleWriter:
     """Writes bundles; keeps jobs and tasks it has seen in memory for the run's duration."""
 
@@ -134,13 +235,14 @@ class BundleWriter:
         return self.write_many([bundle])[0]
 
     def write_many(self, bundles: Sequence[TrialBundle]) -> list[WriteOutcome]:
+        """One outcome per bundle, in order."""
         outcomes: list[WriteOutcome] = []
         for start in range(0, len(bundles), self.batch_size):
             batch = [self._checked(b) for b in bundles[start : start + self.batch_size]]
             try:
                 with transaction.atomic():
                     outcomes.extend(self._write_batch(batch))
-            except (IntegrityError, DatabaseError, ValueError) as exc:
+            except _WRITE_ERRORS as exc:
                 log.info("batch failed (%s); writing its trials one by one", type(exc).__name__)
                 self._forget_cached_rows()
                 outcomes.extend(self._write_one_by_one(batch))
@@ -149,6 +251,7 @@ class BundleWriter:
     # -- internals ------------------------------------------------------------------------
     @staticmethod
     def _checked(bundle: TrialBundle) -> TrialBundle:
+        bundle = without_nul(bundle)
         results = [r.checked() for r in bundle.results]
         if results == bundle.results:
             return bundle
@@ -163,9 +266,11 @@ class BundleWriter:
         outcomes = []
         for bundle in batch:
             try:
+                # The trial, and any job or task first created for it, commit together or
+                # not at all: a failed trial leaves no row behind.
                 with transaction.atomic():
                     outcomes.extend(self._write_batch([bundle]))
-            except (IntegrityError, DatabaseError, ValueError) as exc:
+            except _WRITE_ERRORS as exc:
                 self._forget_cached_rows()
                 outcomes.append(
                     WriteOutcome(
@@ -174,52 +279,65 @@ class BundleWriter:
                 )
         return outcomes
 
-    def _job(self, bundle: TrialBundle) -> Job:
-        record = bundle.job
-        job = self._jobs.get(record.name)
-        if job is None:
-            job, created = Job.objects.get_or_create(
-                name=record.name,
-                defaults={
-                    "started_at": record.started_at,
-                    "finished_at": record.finished_at,
-                    "config": record.config,
-                    "stats": record.stats,
-                    "source_path": record.source_path,
-                },
-            )
-            if not created:
-                changed = [
-                    name
-                    for name in ("started_at", "finished_at", "config", "stats", "source_path")
-                    if getattr(record, name) and getattr(job, name) != getattr(record, name)
-                ]
-                for name in changed:
-                    setattr(job, name, getattr(record, name))
-                if changed:
-                    job.save(update_fields=changed)
-            self._jobs[record.name] = job
-        return job
+    def _jobs_for(self, batch: Sequence[TrialBundle]) -> list[Job]:
+        """The batch's jobs: one SELECT and at most one INSERT, whatever the batch size."""
+        wanted: dict[str, schemas.JobRecord] = {}
+        for bundle in batch:
+            if bundle.job.name not in self._jobs:
+                wanted.setdefault(bundle.job.name, bundle.job)
+        if wanted:
+            found = {job.name: job for job in Job.objects.filter(name__in=list(wanted))}
+            for name, job in found.items():
+                _refresh_job(job, wanted[name])
+            new = [
+                Job(name=name, **_values(record, JOB_FIELDS))
+                for name, record in wanted.items()
+                if name not in found
+            ]
+            # SQLite and PostgreSQL return the new primary keys from a bulk insert. A job
+            # created meanwhile by another ingest raises IntegrityError: the batch is then
+            # retried trial by trial, and the SELECT above finds it.
+            Job.objects.bulk_create(new)
+            found.update((job.name, job) for job in new)
+            self._jobs.update(found)
+        return [self._jobs[bundle.job.name] for bundle in batch]
 
-    def _task(self, bundle: TrialBundle) -> Task:
-        record = bundle.task
-        key = (record.source, record.name, record.checksum)
-        task = self._tasks.get(key)
-        if task is None:
-            # Seed 003: scorers freeze when the task is created; a later bundle naming the
-            # same task never changes its specs.
-            task, _ = Task.objects.get_or_create(
-                source=record.source,
-                name=record.name,
-                checksum=record.checksum,
-                defaults=record.model_dump(exclude={"source", "name", "checksum"}),
-            )
-            self._tasks[key] = task
-        return task
+    def _tasks_for(self, batch: Sequence[TrialBundle]) -> list[Task]:
+        """The batch's tasks, created on first sight and never changed afterwards.
+
+        Seed 003, "Scorers freeze at seed time": a task's scorer specs (and its other
+        settings) are those of the first bundle that named it; later bundles naming the
+        same task never change them.
+        """
+        wanted: dict[tuple[str, str, str], schemas.TaskRecord] = {}
+        for bundle in batch:
+            key = _task_key(bundle.task)
+            if key not in self._tasks:
+                wanted.setdefault(key, bundle.task)
+        if wanted:
+            names = {name for _, name, _ in wanted}
+            found = {
+                (task.source, task.name, task.checksum): task
+                for task in Task.objects.filter(name__in=names)
+            }
+            new = [
+                Task(
+                    source=record.source,
+                    name=record.name,
+                    checksum=record.checksum,
+                    **record.model_dump(exclude={"source", "name", "checksum"}),
+                )
+                for key, record in wanted.items()
+                if key not in found
+            ]
+            Task.objects.bulk_create(new)
+            found.update(((task.source, task.name, task.checksum), task) for task in new)
+            self._tasks.update(found)
+        return [self._tasks[_task_key(bundle.task)] for bundle in batch]
 
     def _write_batch(self, batch: Sequence[TrialBundle]) -> list[WriteOutcome]:
-        jobs = [self._job(b) for b in batch]
-        tasks = [self._task(b) for b in batch]
+        jobs = self._jobs_for(batch)
+        tasks = self._tasks_for(batch)
         digests = [content_digest(b) for b in batch]
 
         existing = {
@@ -236,6 +354,7 @@ class BundleWriter:
         ):
             key = (job.pk, bundle.trial.name)
             if key in seen:
+                # Retried one by one, where the second copy is "unchanged" or "updated".
                 raise ValueError(f"trial {bundle.trial.name!r} appears twice in one batch")
             seen.add(key)
             trial = existing.get(key)
@@ -252,13 +371,16 @@ class BundleWriter:
             self._create_children([(batch[i], trial) for i, trial in new])
             for index, trial in new:
                 outcomes[index] = WriteOutcome("ingested", trial.job.name, trial.name, trial.pk)
-        for index, bundle in enumerate(batch):
-            outcome = outcomes[index]
-            if bundle.annotations and outcome and outcome.status != "unchanged":
+        done = [o for o in outcomes if o is not None]
+        for bundle, outcome in zip(batch, done, strict=True):
+            if bundle.annotations:
                 bundle_written.send(
-                    sender=BundleWriter, trial_id=outcome.trial_id, bundle=bundle
+                    sender=BundleWriter,
+                    trial_id=outcome.trial_id,
+                    bundle=bundle,
+                    status=outcome.status,
                 )
-        return [o for o in outcomes if o is not None]
+        return done
 
     @staticmethod
     def _new_trial(bundle: TrialBundle, job: Job, task: Task, digest: str) -> Trial:
@@ -269,18 +391,21 @@ class BundleWriter:
             name=record.name,
             uid=record.uid,
             content_digest=digest,
-            **{name: getattr(record, name) for name in TRIAL_FIELDS},
+            **_values(record, TRIAL_FIELDS),
         )
         trial.apply_summary(summary_of(bundle, bundle.current_result))
         return trial
 
     def _create_children(self, pairs: Sequence[tuple[TrialBundle, Trial]]) -> None:
+        """One INSERT per table for the whole batch."""
         now = timezone.now()
-        details, results, scorers, verdicts, tags = [], [], [], [], []
+        details: list[TrialDetail] = []
+        results: list[EvaluationResult] = []
+        scorers: list[ScorerResult] = []
+        verdicts: list[JudgeVerdict] = []
+        tags: list[ErrorTag] = []
         for bundle, trial in pairs:
-            details.append(
-                TrialDetail(trial=trial, **{n: getattr(bundle.trial, n) for n in DETAIL_FIELDS})
-            )
+            details.append(TrialDetail(trial=trial, **_values(bundle.trial, DETAIL_FIELDS)))
             results.extend(_result_row(trial, r, now) for r in bundle.results)
             scorers.extend(_scorer_rows(trial, bundle))
             verdicts.extend(_verdict_rows(trial, bundle))
@@ -293,15 +418,17 @@ class BundleWriter:
 
     def _update(self, trial: Trial, bundle: TrialBundle, task: Task, digest: str) -> None:
         """Changed artifacts: a new current result beside the old ones, the rest replaced."""
-        record = bundle.trial
-        for name in TRIAL_FIELDS:
-            setattr(trial, name, getattr(record, name))
+        for name, value in _values(bundle.trial, TRIAL_FIELDS).items():
+            setattr(trial, name, value)
         trial.task = task
         trial.content_digest = digest
         TrialDetail.objects.update_or_create(
-            trial=trial, defaults={n: getattr(record, n) for n in DETAIL_FIELDS}
+            trial=trial, defaults=_values(bundle.trial, DETAIL_FIELDS)
         )
 
+        # DESIGN §3: a trial keeps every result it was ever ingested with; exactly one is
+        # current. Demote first, then promote, so the partial unique index
+        # (result_one_current_per_trial) never sees two current rows.
         now = timezone.now()
         stored = set(trial.results.values_list("artifact_digest", flat=True))
         current = bundle.current_result
@@ -317,16 +444,42 @@ class BundleWriter:
         JudgeVerdict.objects.bulk_create(
             [v for v in _verdict_rows(trial, bundle) if _verdict_key(v) not in known]
         )
+        # Scorers and error tags describe the current artifacts: replaced, not accumulated.
         trial.scorers.all().delete()
         ScorerResult.objects.bulk_create(_scorer_rows(trial, bundle))
         trial.error_tags.all().delete()
         ErrorTag.objects.bulk_create(_tag_rows(trial, bundle))
 
-        trial.refresh_summary()
-        trial.save()
+        summary_fields = trial.refresh_summary()
+        # Not a full save: human_judgment and annotation_count belong to the review app,
+        # which may have changed them since this trial was read.
+        trial.save(
+            update_fields=[
+                *TRIAL_FIELDS,
+                "task",
+                "content_digest",
+                *summary_fields,
+                "updated_at",
+            ]
+        )
 
 
-def _result_row(trial: Trial, record: ResultRecord, now: object) -> EvaluationResult:
+def _task_key(record: schemas.TaskRecord) -> tuple[str, str, str]:
+    return (record.source, record.name, record.checksum)
+
+
+def _refresh_job(job: Job, record: schemas.JobRecord) -> None:
+    """A later bundle may know more about its job (e.g. finished_at); empty values never
+    erase what is stored."""
+    values = _values(record, JOB_FIELDS)
+    changed = [name for name, value in values.items() if value and getattr(job, name) != value]
+    for name in changed:
+        setattr(job, name, values[name])
+    if changed:
+        job.save(update_fields=changed)
+
+
+def _result_row(trial: Trial, record: ResultRecord, now: datetime) -> EvaluationResult:
     validity = record.validity
     return EvaluationResult(
         trial=trial,
@@ -341,7 +494,7 @@ def _result_row(trial: Trial, record: ResultRecord, now: object) -> EvaluationRe
         artifact_digest=record.artifact_digest,
         raw_artifacts=record.raw_artifacts,
         is_current=record.is_current,
-        created_at=record.created_at or now,
+        created_at=_aware(record.created_at) if record.created_at else now,
     )
 
 
@@ -374,7 +527,7 @@ def _verdict_rows(trial: Trial, bundle: TrialBundle) -> list[JudgeVerdict]:
             failure_mode=v.failure_mode or "",
             reasoning=v.reasoning,
             judge_model=v.judge_model,
-            scored_at=v.scored_at,
+            scored_at=_aware_or_none(v.scored_at),
             fact_checks=[f.model_dump() for f in v.fact_checks],
             expected_outcome=v.expected_outcome,
             raw_response=v.raw_response,
@@ -384,22 +537,65 @@ def _verdict_rows(trial: Trial, bundle: TrialBundle) -> list[JudgeVerdict]:
 
 
 def _verdict_key(v: JudgeVerdict) -> tuple[object, ...]:
-    return (v.verdict, v.scored_at, v.judge_model, v.reasoning, v.raw_response, v.failure_mode)
+    """Everything a verdict says: two verdicts differing in any of it are both kept."""
+    return (
+        v.verdict,
+        v.task_completion,
+        v.instruction_adherence,
+        v.efficiency,
+        v.failure_mode,
+        v.reasoning,
+        v.judge_model,
+        v.scored_at,
+        json.dumps(v.fact_checks, sort_keys=True),
+        v.expected_outcome,
+        v.raw_response,
+    )
 
 
 def _tag_rows(trial: Trial, bundle: TrialBundle) -> list[ErrorTag]:
     return [
-        ErrorTag(
-            trial=trial, category=t.category, description=t.description or "", source=t.source
-        )
+        ErrorTag(trial=trial, category=t.category, description=t.description or "", source=t.source)
         for t in bundle.error_tags
     ]
 
 
+# Readable reasons for the database's refusals, by constraint name. Messages never echo
+# the database's text: PostgreSQL's DETAIL quotes the offending values, which came from
+# an agent under evaluation.
+_CONSTRAINT_REASONS = {
+    "trial_unique_name_per_job": "another trial in its job has the same name",
+    "trial_reward_in_unit_range": "its reward is outside [0, 1]",
+    "trial_scorer_mean_in_unit_range": "its scorer mean is outside [0, 1]",
+    "task_pass_threshold_in_unit_range": "its task's pass_threshold is outside [0, 1]",
+    "task_unique_source_name_checksum": "its task was created at the same time elsewhere",
+    "result_reward_in_unit_range": "a result's reward is outside [0, 1]",
+    "result_unparseable_output_has_zero_reward": (
+        "a result gives a non-zero reward to output that does not parse"
+    ),
+    "result_one_current_per_trial": "it has more than one current result",
+    "result_unique_digest_per_trial": "two of its results have the same artifact digest",
+    "scorer_score_in_unit_range": "a scorer's score is outside [0, 1]",
+    "scorer_verdict_valid": "a scorer's verdict is not PASS, FAIL or N/A",
+    "scorer_type_valid": "a scorer's type is not in the catalog",
+    "scorer_unique_position": "two scorers share a position",
+    "judge_verdict_valid": "a judge verdict is not PASS, FAIL or UNPARSEABLE",
+    "judge_rubric_complete_unless_unparseable": "a PASS or FAIL judge verdict lacks a rubric score",
+    "judge_task_completion_1_to_5": "a judge's task_completion is not 1-5",
+    "judge_instruction_adherence_1_to_5": "a judge's instruction_adherence is not 1-5",
+    "judge_efficiency_1_to_5": "a judge's efficiency is not 1-5",
+}
+
+
 def _db_reason(exc: Exception) -> str:
-    text = str(exc).lower()
-    if "uid" in text:
-        return "its id is already used by another trial"
-    if isinstance(exc, ValueError):
-        return str(exc)[:300]
+    if not isinstance(exc, DatabaseError):
+        return str(exc)[:300]  # our own ValueError, written for people
+    text = str(exc)
+    # SQLite: "UNIQUE constraint failed: rewards_trial.uid"; PostgreSQL names the index
+    # rewards_trial_uid_key (or …_uniq).
+    if "rewards_trial.uid" in text or "rewards_trial_uid" in text:
+        return "its uid is already used by a trial in another job"
+    for constraint, reason in _CONSTRAINT_REASONS.items():
+        if constraint in text:
+            return reason
     return f"the database refused it ({type(exc).__name__})"
