@@ -1,4 +1,5 @@
 from django.contrib import admin
+from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
 from rewards import views as rewards_views
@@ -6,5 +7,11 @@ from rewards import views as rewards_views
 urlpatterns = [
     path("healthz", rewards_views.healthz, name="healthz"),
     path("admin/", admin.site.urls),
+    path(
+        "accounts/login/",
+        auth_views.LoginView.as_view(redirect_authenticated_user=True),
+        name="login",
+    ),
+    path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("", include("review.urls")),
 ]

@@ -78,9 +78,9 @@ def trial_bundle(trial: Trial) -> TrialBundle:
             expected_output_path=task.expected_output_path,
             reward_path=task.reward_path,
             details_path=task.details_path,
-            output_format=task.output_format,  # type: ignore[arg-type]
+            output_format=task.output_format,
             output_schema=task.output_schema,
-            rubric_strategy=task.rubric_strategy,  # type: ignore[arg-type]
+            rubric_strategy=task.rubric_strategy,
             pass_threshold=task.pass_threshold,
             scorer_specs=task.scorer_specs,
         ),
@@ -91,7 +91,7 @@ def trial_bundle(trial: Trial) -> TrialBundle:
             agent_version=trial.agent_version,
             model_name=trial.model_name,
             model_provider=trial.model_provider,
-            status=trial.status,  # type: ignore[arg-type]
+            status=trial.status,
             started_at=trial.started_at,
             finished_at=trial.finished_at,
             timings=trial.timings,
@@ -124,9 +124,9 @@ def trial_bundle(trial: Trial) -> TrialBundle:
         scorers=[
             ScorerResultSchema(
                 name=s.name,
-                type=s.type,  # type: ignore[arg-type]
+                type=s.type,
                 required=s.required,
-                verdict=s.verdict,  # type: ignore[arg-type]
+                verdict=s.verdict,
                 score=s.score,
                 detail=s.detail,
                 output_tail=s.output_tail,
@@ -136,7 +136,7 @@ def trial_bundle(trial: Trial) -> TrialBundle:
         ],
         judge_verdicts=[
             JudgeVerdictSchema(
-                verdict=v.verdict,  # type: ignore[arg-type]
+                verdict=v.verdict,
                 task_completion=v.task_completion,
                 instruction_adherence=v.instruction_adherence,
                 efficiency=v.efficiency,
@@ -145,7 +145,7 @@ def trial_bundle(trial: Trial) -> TrialBundle:
                 judge_model=v.judge_model,
                 scored_at=v.scored_at,
                 fact_checks=[FactCheck.model_validate(f) for f in v.fact_checks],
-                expected_outcome=v.expected_outcome,  # type: ignore[arg-type]
+                expected_outcome=v.expected_outcome,
                 raw_response=v.raw_response,
             )
             for v in trial.judge_verdicts.all()
@@ -154,7 +154,7 @@ def trial_bundle(trial: Trial) -> TrialBundle:
             ErrorTagSchema(
                 category=t.category,
                 description=t.description or None,
-                source=t.source,  # type: ignore[arg-type]
+                source=t.source,
             )
             for t in trial.error_tags.all()
         ],

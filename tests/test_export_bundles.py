@@ -152,7 +152,7 @@ def test_reingesting_an_export_changes_nothing() -> None:
 
 
 @pytest.mark.django_db
-def test_export_reads_a_fixed_number_of_queries_per_chunk(django_assert_num_queries) -> None:  # type: ignore[no-untyped-def]
+def test_export_reads_a_fixed_number_of_queries_per_chunk(django_assert_num_queries) -> None:
     BundleWriter().write_many([full_bundle(f"t-{i}") for i in range(6)])
     # Per chunk of 3: ids page, trials with job/task/detail, results, scorers, verdicts,
     # tags (6); plus the final empty ids page (1). Two chunks: 13.

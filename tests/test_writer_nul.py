@@ -1,4 +1,4 @@
-"""NUL characters in agent output: kept visible as ␀, never a lost trial (PostgreSQL refuses NUL)."""
+"""NUL characters in agent output: kept visible as ␀, never a lost trial."""
 
 import pytest
 

@@ -1,3 +1,5 @@
 from review.views.explorer import explorer
+from review.views.jobs import job_detail, job_list
+from review.views.trial import annotate, scorer_row, trial_detail
 
-__all__ = ["explorer"]
+__all__ = ["annotate", "explorer", "job_detail", "job_list", "scorer_row", "trial_detail"]

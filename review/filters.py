@@ -1,0 +1,323 @@
+"""The trial filter: one Django form for the explorer, and later the queue, exports and API.
+
+The form parses the query string (everything the explorer shows lives in the URL), narrows a
+Trial queryset, orders it, and walks it by keyset: a page is "the next N rows after (sort
+value, id)", never an OFFSET, and nothing counts the table.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from django import forms
+from django.db.models import Exists, OuterRef, Q, QuerySet
+from django.http import QueryDict
+
+from rewards.models import (
+    Disagreement,
+    ErrorTag,
+    GateOutcome,
+    HumanDisagreement,
+    HumanJudgment,
+    Job,
+    Trial,
+)
+
+PAGE_SIZE = 50
+
+ANY = ""
+NOT_RUN = "none"
+UNREVIEWED = "unreviewed"
+ANY_GATE_DISAGREEMENT = "gate"
+ANY_HUMAN_DISAGREEMENT = "human"
+
+
+@dataclass(frozen=True)
+class SortKey:
+    """A sortable column: its URL name, the ORM path and the Python type of its values."""
+
+    name: str
+    field: str
+    kind: type
+    label: str
+
+
+SORT_KEYS = {
+    key.name: key
+    for key in (
+        SortKey("id", "id", int, "Trial"),
+        SortKey("task", "task__name", str, "Task"),
+        SortKey("agent", "agent_name", str, "Agent"),
+        SortKey("model", "model_name", str, "Model"),
+        SortKey("reward", "reward", float, "Reward"),
+        SortKey("job", "job__name", str, "Job"),
+    )
+}
+DEFAULT_SORT = "-id"
+SORT_CHOICES = [
+    (f"{prefix}{key.name}", f"{key.label} {'↓' if prefix else '↑'}")
+    for key in SORT_KEYS.values()
+    for prefix in ("-", "")
+]
+
+VALIDITY_CHOICES = [(ANY, "Any"), ("valid", "Valid"), ("invalid", "Invalid")]
+SCORER_CHOICES = [(ANY, "Any"), ("PASS", "PASS"), ("FAIL", "FAIL"), (NOT_RUN, "No scorers")]
+JUDGE_CHOICES = [
+    (ANY, "Any"),
+    ("PASS", "PASS"),
+    ("FAIL", "FAIL"),
+    ("UNPARSEABLE", "UNPARSEABLE"),
+    (NOT_RUN, "No judge"),
+]
+RUN_CHOICES = [(ANY, "Any"), ("PASS", "PASS"), ("FAIL", "FAIL"), (NOT_RUN, "Still running")]
+HUMAN_CHOICES = [
+    (ANY, "Any"),
+    *[(value, label) for value, label in HumanJudgment.choices if value],
+    (UNREVIEWED, "Unreviewed"),
+]
+# The named disagreements and their labels are the rewards app's (seed 003's three cases,
+# and humans against the automated outcome).
+GATE_DISAGREEMENTS = [(value, label) for value, label in Disagreement.choices if value]
+HUMAN_DISAGREEMENTS = [(value, label) for value, label in HumanDisagreement.choices if value]
+DISAGREEMENT_CHOICES: list[Any] = [
+    (ANY, "Any"),
+    ("Gates", [(ANY_GATE_DISAGREEMENT, "Any gate disagreement"), *GATE_DISAGREEMENTS]),
+    (
+        "Human vs automated",
+        [(ANY_HUMAN_DISAGREEMENT, "Any human disagreement"), *HUMAN_DISAGREEMENTS],
+    ),
+]
+
+
+class CursorError(ValueError):
+    pass
+
+
+def encode_cursor(sort: str, value: Any, pk: int) -> str:
+    raw = json.dumps([sort, value, pk], separators=(",", ":")).encode()
+    return base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
+
+
+def decode_cursor(cursor: str, sort: str) -> tuple[Any, int]:
+    """(sort value, id) from a cursor made for `sort`; CursorError for anything else."""
+    try:
+        padded = cursor + "=" * (-len(cursor) % 4)
+        data = json.loads(base64.urlsafe_b64decode(padded.encode()))
+    except (binascii.Error, ValueError, UnicodeDecodeError) as exc:
+        raise CursorError("unreadable cursor") from exc
+    if not (isinstance(data, list) and len(data) == 3 and data[0] == sort):
+        raise CursorError("cursor made for another sort")
+    _, value, pk = data
+    kind = SORT_KEYS[sort.lstrip("-")].kind
+    if isinstance(pk, bool) or not isinstance(pk, int):
+        raise CursorError("cursor id is not an integer")
+    if kind is float and isinstance(value, int | float) and not isinstance(value, bool):
+        return float(value), pk
+    if isinstance(value, kind) and not isinstance(value, bool):
+        return value, pk
+    raise CursorError("cursor value has the wrong type")
+
+
+@dataclass(frozen=True)
+class Page:
+    rows: list[Trial]
+    next_cursor: str | None
+    is_continuation: bool
+
+
+class TrialFilterForm(forms.Form):
+    """Every explorer filter; an unknown or invalid value narrows nothing and is reported."""
+
+    q = forms.CharField(
+        required=False,
+        max_length=200,
+        label="Search",
+        widget=forms.TextInput(
+            attrs={"type": "search", "placeholder": "task, trial, agent or model name"}
+        ),
+    )
+    job = forms.ModelChoiceField(
+        queryset=Job.objects.only("id", "name").order_by("-id"),
+        required=False,
+        empty_label="All jobs",
+    )
+    task = forms.CharField(required=False, max_length=255, label="Task (exact name)")
+    agent = forms.CharField(required=False, max_length=255, label="Agent")
+    model = forms.CharField(required=False, max_length=255, label="Model")
+    reward_min = forms.FloatField(
+        required=False,
+        min_value=0,
+        max_value=1,
+        label="Reward ≥",
+        widget=forms.NumberInput(attrs={"step": "0.01"}),
+    )
+    reward_max = forms.FloatField(
+        required=False,
+        min_value=0,
+        max_value=1,
+        label="Reward ≤",
+        widget=forms.NumberInput(attrs={"step": "0.01"}),
+    )
+    validity = forms.ChoiceField(choices=VALIDITY_CHOICES, required=False)
+    scorer_verdict = forms.ChoiceField(choices=SCORER_CHOICES, required=False, label="Scorers")
+    judge_verdict = forms.ChoiceField(choices=JUDGE_CHOICES, required=False, label="Judge")
+    run_badge = forms.ChoiceField(choices=RUN_CHOICES, required=False, label="Run")
+    human_judgment = forms.ChoiceField(choices=HUMAN_CHOICES, required=False, label="Human")
+    disagreement = forms.ChoiceField(choices=DISAGREEMENT_CHOICES, required=False)
+    failure_mode = forms.CharField(required=False, max_length=255, label="Failure mode")
+    error_category = forms.CharField(required=False, max_length=255, label="Error category")
+    sort = forms.ChoiceField(choices=SORT_CHOICES, required=False, widget=forms.HiddenInput)
+    after = forms.CharField(required=False, max_length=2000, widget=forms.HiddenInput)
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean() or {}
+        low, high = cleaned.get("reward_min"), cleaned.get("reward_max")
+        if low is not None and high is not None and low > high:
+            self.add_error("reward_max", "must not be below the minimum")
+        return cleaned
+
+    def _value(self, name: str) -> Any:
+        """A field's cleaned value; a field that failed validation filters nothing."""
+        self.is_valid()
+        return getattr(self, "cleaned_data", {}).get(name)
+
+    @property
+    def current_sort(self) -> str:
+        return self._value("sort") or DEFAULT_SORT
+
+    @property
+    def is_filtered(self) -> bool:
+        return any(
+            self._value(name) not in (None, "")
+            for name in self.fields
+            if name not in {"sort", "after"}
+        )
+
+    def canonical_query(self) -> QueryDict:
+        """The filter and sort as a query string holds them: only the parameters in use."""
+        query = QueryDict(mutable=True)
+        for name in self.fields:
+            if name == "after":
+                continue
+            getlist = getattr(self.data, "getlist", None)
+            raw = getlist(name) if getlist else [self.data.get(name)]
+            values = [v for v in raw if isinstance(v, str) and v.strip()]
+            if values:
+                query.setlist(name, values)
+        return query
+
+    # -- narrowing ----------------------------------------------------------------------
+    def filter(self, queryset: QuerySet[Trial]) -> QuerySet[Trial]:
+        value = self._value
+        if job := value("job"):
+            queryset = queryset.filter(job=job)
+        for name, field in (
+            ("task", "task__name"),
+            ("agent", "agent_name"),
+            ("model", "model_name"),
+        ):
+            if text := value(name):
+                queryset = queryset.filter(**{field: text})
+        if (low := value("reward_min")) is not None:
+            queryset = queryset.filter(reward__gte=low)
+        if (high := value("reward_max")) is not None:
+            queryset = queryset.filter(reward__lte=high)
+        if validity := value("validity"):
+            queryset = queryset.filter(is_valid=validity == "valid")
+        for name in ("scorer_verdict", "judge_verdict", "run_badge"):
+            if choice := value(name):
+                queryset = queryset.filter(
+                    **{name: GateOutcome.NONE if choice == NOT_RUN else choice}
+                )
+        if human := value("human_judgment"):
+            queryset = (
+                queryset.needs_review()  # type: ignore[attr-defined]
+                if human == UNREVIEWED
+                else queryset.filter(human_judgment=human)
+            )
+        queryset = self._filter_disagreement(queryset, value("disagreement"))
+        if failure_mode := value("failure_mode"):
+            queryset = queryset.filter(failure_mode=failure_mode)
+        if category := value("error_category"):
+            queryset = queryset.filter(
+                Exists(ErrorTag.objects.filter(trial=OuterRef("pk"), category=category))
+            )
+        if q := value("q"):
+            queryset = queryset.filter(
+                Q(name__icontains=q)
+                | Q(task__name__icontains=q)
+                | Q(agent_name__icontains=q)
+                | Q(model_name__icontains=q)
+            )
+        return queryset
+
+    @staticmethod
+    def _filter_disagreement(queryset: QuerySet[Trial], kind: str | None) -> QuerySet[Trial]:
+        if not kind:
+            return queryset
+        if kind == ANY_GATE_DISAGREEMENT:
+            return queryset.with_gate_disagreement()  # type: ignore[attr-defined]
+        if kind == ANY_HUMAN_DISAGREEMENT:
+            return queryset.with_human_disagreement()  # type: ignore[attr-defined]
+        if kind in Disagreement.values:
+            return queryset.filter(gate_disagreement=kind)
+        return queryset.filter(human_disagreement=kind)
+
+    # -- ordering and keyset ------------------------------------------------------------
+    def ordered(self, queryset: QuerySet[Trial]) -> QuerySet[Trial]:
+        sort = self.current_sort
+        key = SORT_KEYS[sort.lstrip("-")]
+        prefix = "-" if sort.startswith("-") else ""
+        # The id breaks ties in the sort value, in the same direction, so (value, id) is a
+        # total order the cursor can resume from.
+        if key.field == "id":
+            return queryset.order_by(f"{prefix}id")
+        return queryset.order_by(f"{prefix}{key.field}", f"{prefix}id")
+
+    def page(self, queryset: QuerySet[Trial], size: int = PAGE_SIZE) -> Page:
+        sort = self.current_sort
+        key = SORT_KEYS[sort.lstrip("-")]
+        descending = sort.startswith("-")
+        queryset = self.ordered(self.filter(queryset))
+        cursor = self._value("after")
+        continuation = False
+        if cursor:
+            try:
+                value, pk = decode_cursor(cursor, sort)
+            except CursorError:
+                self.add_error("after", "This page link is out of date; showing the first page.")
+            else:
+                queryset = queryset.filter(_after(key.field, value, pk, descending))
+                continuation = True
+        rows = list(queryset[: size + 1])
+        next_cursor = None
+        if len(rows) > size:
+            rows = rows[:size]
+            last = rows[-1]
+            next_cursor = encode_cursor(sort, _sort_value(last, key.field), last.pk)
+        return Page(rows=rows, next_cursor=next_cursor, is_continuation=continuation)
+
+
+def _after(field: str, value: Any, pk: int, descending: bool) -> Q:
+    """Rows strictly after (value, pk) in the order.
+
+    Written as `value >= v AND (value > v OR id > pk)` rather than a bare OR so that the
+    leading range condition can start an index scan on (field, id) at the cursor.
+    """
+    if field == "id":
+        return Q(id__lt=pk) if descending else Q(id__gt=pk)
+    op, strict, id_op = ("lte", "lt", "lt") if descending else ("gte", "gt", "gt")
+    return Q(**{f"{field}__{op}": value}) & (
+        Q(**{f"{field}__{strict}": value}) | Q(**{f"id__{id_op}": pk})
+    )
+
+
+def _sort_value(trial: Trial, field: str) -> Any:
+    obj: Any = trial
+    for part in field.split("__"):
+        obj = getattr(obj, part)
+    return obj

@@ -1,0 +1,110 @@
+"""Forms of the trial page: the annotation form and the page's own query string.
+
+The annotation form is a plain Form, not a ModelForm: the reviewer, the time and what the
+reviewer saw are set by the server, so a posted `reviewer` or `reward` has nowhere to go.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+
+from review.models import Annotation
+
+MAX_CATEGORIES = 20
+MAX_CATEGORY_LENGTH = 64
+
+
+class AnnotationForm(forms.Form):
+    judgment = forms.ChoiceField(
+        choices=Annotation.Judgment.choices, widget=forms.RadioSelect, label="Judgment"
+    )
+    categories = forms.CharField(
+        required=False,
+        max_length=2000,
+        label="Categories",
+        help_text="Comma-separated, e.g. unit mismatch, tool failure",
+    )
+    notes = forms.CharField(
+        required=False, max_length=20000, widget=forms.Textarea(attrs={"rows": 4})
+    )
+    reviewer_discipline = forms.CharField(required=False, max_length=100, label="Discipline")
+
+    def clean_categories(self) -> list[str]:
+        raw: str = self.cleaned_data.get("categories") or ""
+        categories: list[str] = []
+        for part in raw.split(","):
+            name = " ".join(part.split())
+            if name and name not in categories:
+                categories.append(name)
+        if len(categories) > MAX_CATEGORIES:
+            raise forms.ValidationError(f"At most {MAX_CATEGORIES} categories.")
+        if any(len(name) > MAX_CATEGORY_LENGTH for name in categories):
+            raise forms.ValidationError(
+                f"Each category is at most {MAX_CATEGORY_LENGTH} characters."
+            )
+        return categories
+
+
+TAB_CHOICES = [
+    ("trajectory", "Trajectory"),
+    ("diff", "Workspace diff"),
+    ("output", "Command output"),
+    ("verifier", "Verifier"),
+]
+DEFAULT_TAB = "trajectory"
+
+STEP_KIND_CHOICES = [
+    ("message", "Messages"),
+    ("tool_call", "Tool calls"),
+    ("observation", "Observations"),
+    ("reasoning", "Reasoning"),
+]
+STEP_KINDS = [kind for kind, _ in STEP_KIND_CHOICES]
+
+
+class TrialPageForm(forms.Form):
+    """The trial page's query string: open tab, expanded scorer rows, trajectory filter."""
+
+    tab = forms.ChoiceField(choices=TAB_CHOICES, required=False)
+    # Positions of the expanded scorer rows; absent means "the default" (hard failures).
+    open = forms.CharField(required=False, max_length=1000)
+    show = forms.MultipleChoiceField(
+        choices=STEP_KIND_CHOICES, required=False, widget=forms.CheckboxSelectMultiple
+    )
+    # Set by the trajectory filter form, so that "nothing ticked" differs from "no filter".
+    filtered = forms.BooleanField(required=False, widget=forms.HiddenInput)
+
+    def _cleaned(self) -> dict[str, Any]:
+        self.is_valid()
+        return getattr(self, "cleaned_data", {})
+
+    @property
+    def current_tab(self) -> str:
+        return self._cleaned().get("tab") or DEFAULT_TAB
+
+    @property
+    def open_positions(self) -> set[int] | None:
+        if "open" not in self.data:
+            return None
+        raw = self._cleaned().get("open") or ""
+        return {int(part) for part in raw.split(",") if part.strip().isdigit()}
+
+    @property
+    def step_kinds(self) -> list[str]:
+        cleaned = self._cleaned()
+        if not cleaned.get("filtered"):
+            return list(STEP_KINDS)
+        return list(cleaned.get("show") or [])
+
+
+class ScorerRowForm(forms.Form):
+    """`?expanded=1` or `0`: the state a Scorers card row is asked for."""
+
+    expanded = forms.ChoiceField(choices=[("0", "collapsed"), ("1", "expanded")], required=False)
+
+    @property
+    def expanded_value(self) -> bool:
+        self.is_valid()
+        return getattr(self, "cleaned_data", {}).get("expanded") == "1"

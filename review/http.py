@@ -1,0 +1,26 @@
+"""The project's request type, for type checking views.
+
+`HtmxMiddleware` adds `htmx`; every review view is behind `login_required`, so `user` is a
+real `User` by the time the view body runs.
+"""
+
+from django.contrib.auth.models import User
+from django.http import HttpRequest as HttpRequestBase
+from django_htmx.middleware import HtmxDetails
+
+
+class HttpRequest(HttpRequestBase):
+    htmx: HtmxDetails
+    user: User
+
+
+def wants_fragment(request: HttpRequest) -> bool:
+    """The one rule for fragment versus page (STYLE "HTMX").
+
+    A fragment only for a plain htmx request: a boosted link or form expects a whole page,
+    and so does htmx restoring history after a cache miss. Views that use this carry
+    `@vary_on_headers("HX-Request")` so no cache hands a fragment to a full navigation.
+    """
+    return (
+        bool(request.htmx) and not request.htmx.boosted and not request.htmx.history_restore_request
+    )

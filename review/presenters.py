@@ -1,0 +1,436 @@
+"""Read stored artifacts back into small typed shapes the templates can show.
+
+Everything here reads data that an agent under evaluation may have written (DESIGN §9): it
+is parsed defensively (any shape may arrive), never trusted as markup (templates escape it)
+and never fetched. Nothing here decides a scoring rule; those live in `rewards.rules`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from pydantic import ValidationError
+
+from rewards import rules
+from rewards.models import ErrorTag, ScorerResult
+from rewards.rubric import RubricError, normalise
+from rewards.schemas import DetailsDimension
+
+MAX_PART_CHARS = 50_000
+
+# Seed 003, "When the gates disagree": what each named disagreement indicates.
+DISAGREEMENT_EXPLANATIONS = {
+    rules.JUDGE_PASS_SCORERS_FAIL: (
+        "Semantically plausible output that violated a hard mechanical constraint."
+    ),
+    rules.SCORERS_PASS_JUDGE_FAIL: (
+        "Mechanical checks passed but semantic completion was not convincing."
+    ),
+    rules.ADVISORY_FAIL: ("A heuristic warning that does not fail the run but should be reviewed."),
+    rules.HUMAN_PASS_AUTOMATED_FAIL: (
+        "Reviewers judged it a pass; the reward is below the task's pass threshold."
+    ),
+    rules.HUMAN_FAIL_AUTOMATED_PASS: (
+        "Reviewers judged it a fail; the reward reaches the task's pass threshold."
+    ),
+}
+
+
+def as_text(value: Any) -> str:
+    """Any JSON value as display text: strings as they are, the rest as indented JSON."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    try:
+        return json.dumps(value, indent=2, ensure_ascii=False, sort_keys=False, default=str)
+    except (TypeError, ValueError):
+        return repr(value)
+
+
+def clip(text: str, limit: int = MAX_PART_CHARS) -> tuple[str, int]:
+    """The text cut at `limit` characters, and how many characters were cut."""
+    if len(text) <= limit:
+        return text, 0
+    return text[:limit], len(text) - limit
+
+
+# --- scorers ------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class ScorerRow:
+    scorer: ScorerResult
+    expanded: bool
+    # The page's `open` parameter with this row flipped: the no-JavaScript link.
+    toggle_open: str
+
+    @property
+    def config_text(self) -> str:
+        return as_text(self.scorer.config) if self.scorer.config else ""
+
+
+def scorer_rows(
+    scorers: Sequence[ScorerResult], open_positions: set[int] | None
+) -> list[ScorerRow]:
+    """Rows of the Scorers card; hard failures start expanded (seed 003)."""
+    if open_positions is None:
+        open_positions = {s.position for s in scorers if s.is_hard_failure}
+    rows = []
+    for scorer in scorers:
+        expanded = scorer.position in open_positions
+        flipped = open_positions ^ {scorer.position}
+        rows.append(
+            ScorerRow(
+                scorer=scorer,
+                expanded=expanded,
+                toggle_open=",".join(str(p) for p in sorted(flipped)),
+            )
+        )
+    return rows
+
+
+# --- judge --------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class FactCheckRow:
+    claim: str
+    status: str
+    evidence: str
+    tone: str  # ok / bad / neutral: a CSS hint; the status text is always shown
+
+
+_OK_STATUSES = {"supported", "verified", "true", "pass", "passed", "correct", "confirmed"}
+_BAD_STATUSES = {"contradicted", "refuted", "false", "fail", "failed", "incorrect", "unsupported"}
+
+
+def fact_check_rows(raw: Any) -> list[FactCheckRow]:
+    rows = []
+    for item in raw if isinstance(raw, list) else []:
+        if not isinstance(item, Mapping):
+            rows.append(FactCheckRow(as_text(item), "", "", "neutral"))
+            continue
+        status = as_text(item.get("status"))
+        lowered = status.strip().lower()
+        tone = "ok" if lowered in _OK_STATUSES else "bad" if lowered in _BAD_STATUSES else "neutral"
+        rows.append(
+            FactCheckRow(as_text(item.get("claim")), status, as_text(item.get("evidence")), tone)
+        )
+    return rows
+
+
+# --- reward breakdown ---------------------------------------------------------------------
+@dataclass(frozen=True)
+class BreakdownRow:
+    dimension: str
+    score: float | None
+    max_score: float | None
+    normalised: float | None
+    evidence: str
+    raw: str  # shown when the dimension does not have the seed's shape
+
+
+def breakdown_rows(breakdown: Any) -> list[BreakdownRow]:
+    """details.json as stored: `{dimension: {score, max_score, evidence}}`, any shape tolerated."""
+    if not isinstance(breakdown, Mapping):
+        return []
+    rows = []
+    for name, value in breakdown.items():
+        try:
+            dimension = DetailsDimension.model_validate(value)
+        except ValidationError:
+            rows.append(BreakdownRow(str(name), None, None, None, "", as_text(value)))
+            continue
+        try:
+            normalised: float | None = normalise(dimension)
+        except RubricError:
+            normalised = None
+        rows.append(
+            BreakdownRow(
+                str(name),
+                dimension.score,
+                dimension.max_score,
+                normalised,
+                dimension.evidence or "",
+                "",
+            )
+        )
+    return rows
+
+
+def metric_rows(metrics: Any) -> list[tuple[str, str]]:
+    if not isinstance(metrics, Mapping):
+        return []
+    return [(str(k), as_text(v)) for k, v in metrics.items()]
+
+
+# --- header -------------------------------------------------------------------------------
+def _parse_time(value: Any) -> datetime | None:
+    if not isinstance(value, str):
+        return None
+    try:
+        return datetime.fromisoformat(value)
+    except ValueError:
+        return None
+
+
+def seconds_between(start: Any, end: Any) -> float | None:
+    a = start if isinstance(start, datetime) else _parse_time(start)
+    b = end if isinstance(end, datetime) else _parse_time(end)
+    if a is None or b is None or (a.tzinfo is None) != (b.tzinfo is None):
+        return None
+    return (b - a).total_seconds()
+
+
+def phase_timings(timings: Any) -> list[tuple[str, float]]:
+    """Harbor's timing blocks (`{phase: {started_at, finished_at}}`) as (phase, seconds)."""
+    if not isinstance(timings, Mapping):
+        return []
+    phases = []
+    for name, block in timings.items():
+        if isinstance(block, Mapping):
+            seconds = seconds_between(block.get("started_at"), block.get("finished_at"))
+            if seconds is not None:
+                phases.append((str(name).replace("_", " "), seconds))
+    return phases
+
+
+def tags_by_source(tags: Iterable[ErrorTag]) -> list[tuple[str, list[ErrorTag]]]:
+    groups: dict[str, list[ErrorTag]] = {}
+    for tag in tags:
+        groups.setdefault(tag.source, []).append(tag)
+    order: list[str] = [s for s in ("mechanical", "judge", "human") if s in groups]
+    order += sorted(str(s) for s in set(groups) - set(order))
+    return [(source, groups[source]) for source in order]
+
+
+# --- trajectory (ATIF) --------------------------------------------------------------------
+@dataclass(frozen=True)
+class StepPart:
+    kind: str  # message / reasoning / tool_call / observation
+    label: str
+    text: str
+    cut: int = 0
+    name: str = ""  # the tool's name, as the agent wrote it
+
+
+@dataclass(frozen=True)
+class Step:
+    number: str
+    source: str
+    timestamp: str
+    model: str
+    parts: list[StepPart]
+
+    @property
+    def source_class(self) -> str:
+        """A CSS class from a fixed set; the source itself is agent-written text."""
+        return self.source if self.source in {"user", "agent", "system"} else "other"
+
+
+@dataclass(frozen=True)
+class Trajectory:
+    steps: list[Step]
+    counts: dict[str, int] = field(default_factory=dict)
+    total_steps: int = 0
+    schema: str = ""
+    unreadable: str = ""  # the raw text when the trajectory has no steps we can read
+
+
+def _part(kind: str, label: str, value: Any, name: str = "") -> StepPart | None:
+    text = as_text(value)
+    if not text.strip():
+        return None
+    shown, cut = clip(text)
+    return StepPart(kind, label, shown, cut, name)
+
+
+def _step_parts(step: Mapping[str, Any]) -> list[StepPart]:
+    parts: list[StepPart | None] = [
+        _part("reasoning", "Reasoning", step.get("reasoning_content")),
+        _part("message", "Message", step.get("message")),
+    ]
+    calls = step.get("tool_calls")
+    for call in calls if isinstance(calls, list) else []:
+        if isinstance(call, Mapping):
+            name = as_text(call.get("function_name") or call.get("name") or "tool")
+            arguments = call.get("arguments")
+            parts.append(_part("tool_call", "Tool call", arguments if arguments else "{}", name))
+        else:
+            parts.append(_part("tool_call", "Tool call", call))
+    observation = step.get("observation")
+    if isinstance(observation, Mapping) and isinstance(observation.get("results"), list):
+        for result in observation["results"]:
+            content = result.get("content") if isinstance(result, Mapping) else result
+            parts.append(_part("observation", "Observation", content))
+    elif observation is not None:
+        parts.append(_part("observation", "Observation", observation))
+    return [p for p in parts if p is not None]
+
+
+def trajectory(raw: Any, kinds: Sequence[str]) -> Trajectory:
+    """ATIF steps (user, agent, system) broken into parts, keeping only `kinds`."""
+    if raw is None:
+        return Trajectory(steps=[])
+    steps_raw = raw.get("steps") if isinstance(raw, Mapping) else raw
+    if not isinstance(steps_raw, list):
+        shown, _ = clip(as_text(raw))
+        return Trajectory(steps=[], unreadable=shown)
+    wanted = set(kinds)
+    counts = dict.fromkeys(("message", "tool_call", "observation", "reasoning"), 0)
+    steps = []
+    for index, item in enumerate(steps_raw, start=1):
+        if not isinstance(item, Mapping):
+            item = {"message": item}
+        parts = _step_parts(item)
+        for part in parts:
+            counts[part.kind] = counts.get(part.kind, 0) + 1
+        visible = [p for p in parts if p.kind in wanted]
+        if visible:
+            steps.append(
+                Step(
+                    number=as_text(item.get("step_id", index)),
+                    source=as_text(item.get("source", "")),
+                    timestamp=as_text(item.get("timestamp", "")),
+                    model=as_text(item.get("model_name", "")),
+                    parts=visible,
+                )
+            )
+    schema = as_text(raw.get("schema_version", "")) if isinstance(raw, Mapping) else ""
+    return Trajectory(steps=steps, counts=counts, total_steps=len(steps_raw), schema=schema)
+
+
+# --- workspace diff -----------------------------------------------------------------------
+@dataclass(frozen=True)
+class DiffLine:
+    kind: str  # file / meta / hunk / add / del / ctx / note
+    text: str
+
+
+@dataclass(frozen=True)
+class DiffFile:
+    name: str
+    added: int
+    removed: int
+
+
+@dataclass(frozen=True)
+class Diff:
+    lines: list[DiffLine]
+    files: list[DiffFile]
+    cut: int = 0
+
+
+_META_PREFIXES = (
+    "index ",
+    "--- ",
+    "+++ ",
+    "new file mode",
+    "deleted file mode",
+    "old mode",
+    "new mode",
+    "similarity index",
+    "dissimilarity index",
+    "rename from",
+    "rename to",
+    "copy from",
+    "copy to",
+    "Binary files",
+)
+
+
+def diff(text: str, limit: int = 400_000) -> Diff:
+    """Classify the lines of a unified diff; the template colours them by class.
+
+    A small state machine: header lines (`--- a/x`) only count as headers between a
+    `diff --git` line and the file's first hunk, so a removed line that itself starts with
+    `--` stays a removal.
+    """
+    shown, cut = clip(text, limit)
+    lines: list[DiffLine] = []
+    files: list[list[Any]] = []
+    in_header = False
+    for line in shown.splitlines():
+        if line.startswith("diff --git ") or line.startswith("diff -"):
+            in_header = True
+            name = line.split(" b/", 1)[-1] if " b/" in line else line[5:]
+            files.append([name, 0, 0])
+            lines.append(DiffLine("file", line))
+        elif line.startswith("@@"):
+            in_header = False
+            lines.append(DiffLine("hunk", line))
+        elif (in_header or not files) and line.startswith(_META_PREFIXES):
+            if line.startswith("+++ ") and not files:
+                files.append([line[4:].removeprefix("b/"), 0, 0])
+            lines.append(DiffLine("meta", line))
+        elif line.startswith("+"):
+            if files:
+                files[-1][1] += 1
+            lines.append(DiffLine("add", line))
+        elif line.startswith("-"):
+            if files:
+                files[-1][2] += 1
+            lines.append(DiffLine("del", line))
+        elif line.startswith("\\"):
+            lines.append(DiffLine("note", line))
+        else:
+            lines.append(DiffLine("ctx", line))
+    return Diff(lines=lines, files=[DiffFile(*f) for f in files], cut=cut)
+
+
+# --- verifier (CTRF) ----------------------------------------------------------------------
+@dataclass(frozen=True)
+class CtrfTest:
+    name: str
+    status: str
+    duration: str
+    message: str
+
+
+@dataclass(frozen=True)
+class Ctrf:
+    tool: str
+    summary: list[tuple[str, str]]
+    tests: list[CtrfTest]
+
+
+def ctrf(raw: Any) -> Ctrf | None:
+    """A CTRF report (`{results: {tool, summary, tests}}`), whatever of it is readable."""
+    if not isinstance(raw, Mapping):
+        return None
+    results = raw.get("results")
+    if not isinstance(results, Mapping):
+        return None
+    tool = results.get("tool")
+    tool_name = ""
+    if isinstance(tool, Mapping):
+        tool_name = " ".join(as_text(tool.get(k)) for k in ("name", "version") if tool.get(k))
+    summary_raw = results.get("summary")
+    summary = []
+    if isinstance(summary_raw, Mapping):
+        for key in ("tests", "passed", "failed", "skipped", "pending", "other"):
+            if key in summary_raw:
+                summary.append((key, as_text(summary_raw[key])))
+    tests = []
+    tests_raw = results.get("tests")
+    for item in tests_raw if isinstance(tests_raw, list) else []:
+        if isinstance(item, Mapping):
+            duration = item.get("duration")
+            tests.append(
+                CtrfTest(
+                    name=as_text(item.get("name")),
+                    status=as_text(item.get("status")),
+                    duration=f"{duration:.3f} s"
+                    if isinstance(duration, int | float) and not isinstance(duration, bool)
+                    else as_text(duration),
+                    message=as_text(item.get("message") or item.get("trace") or ""),
+                )
+            )
+    return Ctrf(tool=tool_name, summary=summary, tests=tests)
+
+
+def raw_artifact_files(raw: Any) -> list[tuple[str, str]]:
+    if not isinstance(raw, Mapping):
+        return []
+    return [(str(name), clip(as_text(content))[0]) for name, content in sorted(raw.items())]

@@ -1,0 +1,89 @@
+"""Roles are Django groups (DESIGN §3): who may browse and who may annotate.
+
+- reviewer: browse, annotate;
+- expert: a reviewer with a discipline;
+- analyst: browse (and, later, export and read the API) but never annotate;
+- staff: ingest and manage; may also browse and annotate.
+
+A user in no group (and not staff) sees nothing but the login page and 403s.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import wraps
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser, PermissionsMixin
+from django.core.exceptions import PermissionDenied
+from django.http import HttpResponseBase
+
+REVIEWER = "reviewer"
+EXPERT = "expert"
+ANALYST = "analyst"
+ROLE_GROUPS = (REVIEWER, EXPERT, ANALYST)
+
+BROWSE_GROUPS = frozenset({REVIEWER, EXPERT, ANALYST})
+ANNOTATE_GROUPS = frozenset({REVIEWER, EXPERT})
+
+_CACHE_ATTR = "_trialdesk_roles"
+
+
+def roles_of(user: AbstractBaseUser | AnonymousUser) -> frozenset[str]:
+    """The user's role groups; one query per request, cached on the user object."""
+    if not user.is_authenticated or not user.is_active:
+        return frozenset()
+    if not isinstance(user, PermissionsMixin):
+        return frozenset()
+    cached: frozenset[str] | None = getattr(user, _CACHE_ATTR, None)
+    if cached is None:
+        cached = frozenset(user.groups.filter(name__in=ROLE_GROUPS).values_list("name", flat=True))
+        setattr(user, _CACHE_ATTR, cached)
+    return cached
+
+
+def _is_staff(user: AbstractBaseUser | AnonymousUser) -> bool:
+    return bool(
+        user.is_active
+        and (getattr(user, "is_staff", False) or getattr(user, "is_superuser", False))
+    )
+
+
+def can_browse(user: AbstractBaseUser | AnonymousUser) -> bool:
+    return user.is_authenticated and (_is_staff(user) or bool(roles_of(user) & BROWSE_GROUPS))
+
+
+def can_annotate(user: AbstractBaseUser | AnonymousUser) -> bool:
+    return user.is_authenticated and (_is_staff(user) or bool(roles_of(user) & ANNOTATE_GROUPS))
+
+
+def role_label(user: AbstractBaseUser | AnonymousUser) -> str:
+    """What the user menu shows: the strongest role the user holds."""
+    if _is_staff(user):
+        return "staff"
+    roles = roles_of(user)
+    for role in (EXPERT, REVIEWER, ANALYST):
+        if role in roles:
+            return role
+    return "no role"
+
+
+def require_role(
+    check: Callable[[AbstractBaseUser | AnonymousUser], bool],
+) -> Callable[[Callable[..., HttpResponseBase]], Callable[..., HttpResponseBase]]:
+    """View decorator: 403 unless `check(request.user)`; place it under `login_required`."""
+
+    def decorator(view: Callable[..., HttpResponseBase]) -> Callable[..., HttpResponseBase]:
+        @wraps(view)
+        def wrapped(request: Any, *args: Any, **kwargs: Any) -> HttpResponseBase:
+            if not check(request.user):
+                raise PermissionDenied
+            return view(request, *args, **kwargs)
+
+        return wrapped
+
+    return decorator
+
+
+browse_required = require_role(can_browse)
+annotate_required = require_role(can_annotate)

@@ -1,0 +1,87 @@
+"""Aggregates for the jobs pages: trial counts, mean reward, each gate's pass rate, review progress.
+
+One aggregate expression set, used over a job's trials, per task, per agent and model, and
+across jobs; each page runs a fixed number of queries whatever the number of trials.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from django.db.models import Aggregate, Avg, Count, Q
+
+from rewards import rules
+
+
+def summary_aggregates(prefix: str = "") -> dict[str, Aggregate]:
+    """Count/Avg expressions over trials; `prefix` is the path to them (`trials__` from Job)."""
+    p = prefix
+
+    def count(**condition: Any) -> Count:
+        return Count(f"{p}id", filter=Q(**{f"{p}{k}": v for k, v in condition.items()}))
+
+    return {
+        "trial_count": Count(f"{p}id"),
+        "mean_reward": Avg(f"{p}reward"),
+        "valid_count": count(is_valid=True),
+        "scorer_pass": count(scorer_verdict="PASS"),
+        "scorer_ran": count(scorer_verdict__in=["PASS", "FAIL"]),
+        "judge_pass": count(judge_verdict="PASS"),
+        "judge_decided": count(judge_verdict__in=["PASS", "FAIL"]),
+        "judge_unparseable": count(judge_verdict="UNPARSEABLE"),
+        "run_pass": count(run_badge="PASS"),
+        "run_done": count(run_badge__in=["PASS", "FAIL"]),
+        "reviewed": count(annotation_count__gt=0),
+        "gate_disagreements": count(gate_disagreement__in=_GATE_KINDS),
+        "human_disagreements": count(human_disagreement__in=_HUMAN_KINDS),
+    }
+
+
+_GATE_KINDS = [rules.JUDGE_PASS_SCORERS_FAIL, rules.SCORERS_PASS_JUDGE_FAIL, rules.ADVISORY_FAIL]
+_HUMAN_KINDS = [rules.HUMAN_PASS_AUTOMATED_FAIL, rules.HUMAN_FAIL_AUTOMATED_PASS]
+
+
+def _rate(part: int | None, whole: int | None) -> float | None:
+    return (part or 0) / whole if whole else None
+
+
+@dataclass(frozen=True)
+class Summary:
+    """One row of aggregates with its rates; a rate is None when its gate never ran."""
+
+    trial_count: int
+    mean_reward: float | None
+    valid_rate: float | None
+    scorer_rate: float | None
+    scorer_ran: int
+    judge_rate: float | None
+    judge_decided: int
+    judge_unparseable: int
+    run_rate: float | None
+    run_done: int
+    reviewed: int
+    review_rate: float | None
+    gate_disagreements: int
+    human_disagreements: int
+
+    @classmethod
+    def of(cls, row: Any) -> Summary:
+        get = row.get if isinstance(row, dict) else lambda name: getattr(row, name)
+        total = get("trial_count") or 0
+        return cls(
+            trial_count=total,
+            mean_reward=get("mean_reward"),
+            valid_rate=_rate(get("valid_count"), total),
+            scorer_rate=_rate(get("scorer_pass"), get("scorer_ran")),
+            scorer_ran=get("scorer_ran") or 0,
+            judge_rate=_rate(get("judge_pass"), get("judge_decided")),
+            judge_decided=get("judge_decided") or 0,
+            judge_unparseable=get("judge_unparseable") or 0,
+            run_rate=_rate(get("run_pass"), get("run_done")),
+            run_done=get("run_done") or 0,
+            reviewed=get("reviewed") or 0,
+            review_rate=_rate(get("reviewed"), total),
+            gate_disagreements=get("gate_disagreements") or 0,
+            human_disagreements=get("human_disagreements") or 0,
+        )

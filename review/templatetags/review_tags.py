@@ -1,0 +1,137 @@
+"""Badges and small formatting for the review templates.
+
+Badges read without colour: a glyph and the word, the colour only repeats them. Everything
+is built with `format_html`, which escapes every argument.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import template
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.utils.html import format_html
+from django.utils.safestring import SafeString
+
+from review import roles
+
+register = template.Library()
+
+# value -> (css class, glyph, word)
+_GATE = {
+    "PASS": ("pass", "✓", "PASS"),
+    "FAIL": ("fail", "✗", "FAIL"),
+    "NA": ("na", "○", "N/A"),
+    "N/A": ("na", "○", "N/A"),
+    "UNPARSEABLE": ("unparseable", "?", "UNPARSEABLE"),
+    "": ("none", "·", "not run"),
+}
+_HUMAN = {
+    "pass": ("pass", "✓", "pass"),
+    "fail": ("fail", "✗", "fail"),
+    "defer": ("defer", "…", "defer"),
+    "mixed": ("mixed", "±", "mixed"),
+    "": ("none", "·", "unreviewed"),
+}
+
+
+def _badge(css: str, glyph: str, word: str, title: str = "") -> SafeString:
+    if title:
+        return format_html(
+            '<span class="badge badge-{}" title="{}"><span class="glyph" aria-hidden="true">'
+            "{}</span> {}</span>",
+            css,
+            title,
+            glyph,
+            word,
+        )
+    return format_html(
+        '<span class="badge badge-{}"><span class="glyph" aria-hidden="true">{}</span> {}</span>',
+        css,
+        glyph,
+        word,
+    )
+
+
+@register.simple_tag
+def gate_badge(value: Any, not_run: str = "") -> SafeString:
+    """PASS / FAIL / N/A / UNPARSEABLE; `not_run` names a gate that did not run."""
+    css, glyph, word = _GATE.get(str(value or ""), ("none", "·", str(value)))
+    if not value and not_run:
+        word = not_run
+    return _badge(css, glyph, word)
+
+
+@register.simple_tag
+def human_badge(value: Any) -> SafeString:
+    css, glyph, word = _HUMAN.get(str(value or ""), ("none", "·", str(value)))
+    return _badge(css, glyph, word)
+
+
+@register.simple_tag
+def validity_badge(is_valid: bool) -> SafeString:
+    if is_valid:
+        return _badge("pass", "✓", "valid")
+    return _badge("fail", "✗", "invalid")
+
+
+@register.simple_tag
+def check_chip(ok: bool, label: str) -> SafeString:
+    css, glyph = ("pass", "✓") if ok else ("fail", "✗")
+    return format_html(
+        '<span class="chip chip-{}"><span class="glyph" aria-hidden="true">{}</span> {}'
+        '<span class="visually-hidden">: {}</span></span>',
+        css,
+        glyph,
+        label,
+        "yes" if ok else "no",
+    )
+
+
+@register.filter
+def score(value: Any, digits: int = 2) -> str:
+    """A 0 to 1 score with fixed decimals; an em dash when there is none."""
+    if value is None or value == "":
+        return "—"
+    try:
+        return f"{float(value):.{int(digits)}f}"
+    except (TypeError, ValueError):
+        return str(value)
+
+
+@register.filter
+def percent(value: Any) -> str:
+    if value is None:
+        return "—"
+    return f"{float(value) * 100:.0f}%"
+
+
+@register.filter
+def duration(seconds: Any) -> str:
+    if seconds is None:
+        return "—"
+    total = float(seconds)
+    if total < 60:
+        return f"{total:.1f} s"
+    minutes, secs = divmod(round(total), 60)
+    if minutes < 60:
+        return f"{minutes} min {secs:02d} s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours} h {minutes:02d} min"
+
+
+@register.filter
+def tokens(value: Any) -> str:
+    if value is None:
+        return "—"
+    return f"{int(value):,}"
+
+
+@register.simple_tag
+def role_of(user: AbstractBaseUser | AnonymousUser) -> str:
+    return roles.role_label(user)
+
+
+@register.filter
+def rating_word(value: Any) -> str:
+    return "—" if value is None else f"{value}/5"

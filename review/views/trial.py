@@ -1,0 +1,245 @@
+"""Agent Trace: one trial with its three gates, cards, tabs and annotations."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.db.models import F
+from django.http import HttpResponse, HttpResponseRedirect
+from django.shortcuts import get_object_or_404, redirect, render
+from django.template.loader import render_to_string
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.vary import vary_on_headers
+
+from review import presenters
+from review.forms import (
+    STEP_KIND_CHOICES,
+    TAB_CHOICES,
+    AnnotationForm,
+    ScorerRowForm,
+    TrialPageForm,
+)
+from review.http import HttpRequest, wants_fragment
+from review.models import Annotation, ReviewerProfile, add_annotation
+from review.roles import annotate_required, browse_required, can_annotate, can_browse
+from rewards.models import EvaluationResult, JudgeVerdict, ScorerResult, Trial, TrialDetail
+
+TEMPLATE = "review/trial.html"
+
+# What each tab reads from the trial's blob table; nothing else of it is loaded.
+TAB_DETAIL_FIELDS = {
+    "trajectory": ("trajectory",),
+    "diff": ("workspace_diff",),
+    "output": (
+        "command",
+        "exit_code",
+        "stdout_tail",
+        "stderr_tail",
+        "final_response",
+        "exception_traceback",
+    ),
+    "verifier": ("verifier_stdout", "ctrf"),
+}
+
+
+def _get_trial_for(request: HttpRequest, pk: int) -> Trial:
+    """The one way a page or partial finds its trial: the role first, then the row.
+
+    Every browsing role may read every trial today; a per-job restriction goes here.
+    """
+    if not can_browse(request.user):
+        raise PermissionDenied
+    queryset = Trial.objects.list_columns().defer("job__config", "job__stats")
+    return get_object_or_404(queryset, pk=pk)
+
+
+def _trial_url(trial: Trial, fragment: str = "") -> str:
+    url = reverse("review:trial-detail", args=[trial.pk])
+    return f"{url}#{fragment}" if fragment else url
+
+
+# --- context builders -----------------------------------------------------------------------
+def _tab_context(trial: Trial, state: TrialPageForm) -> dict[str, Any]:
+    tab = state.current_tab
+    detail = TrialDetail.objects.filter(trial=trial).only(*TAB_DETAIL_FIELDS[tab]).first()
+    context: dict[str, Any] = {
+        "tab": tab,
+        "tabs": TAB_CHOICES,
+        "detail": detail,
+    }
+    if tab == "trajectory":
+        kinds = state.step_kinds
+        trajectory = presenters.trajectory(detail.trajectory if detail else None, kinds)
+        context["trajectory"] = trajectory
+        context["step_filters"] = [
+            {
+                "value": value,
+                "label": label,
+                "checked": value in kinds,
+                "count": trajectory.counts.get(value, 0),
+            }
+            for value, label in STEP_KIND_CHOICES
+        ]
+    elif tab == "diff":
+        context["diff"] = presenters.diff(detail.workspace_diff if detail else "")
+    elif tab == "verifier":
+        context["ctrf"] = presenters.ctrf(detail.ctrf if detail else None)
+        current = (
+            EvaluationResult.objects.filter(trial=trial, is_current=True)
+            .only("raw_artifacts")
+            .first()
+        )
+        context["raw_files"] = presenters.raw_artifact_files(
+            current.raw_artifacts if current else None
+        )
+    return context
+
+
+def _annotations_context(
+    request: HttpRequest, trial: Trial, form: AnnotationForm | None = None, saved: bool = False
+) -> dict[str, Any]:
+    allowed = can_annotate(request.user)
+    if allowed and form is None:
+        discipline = (
+            ReviewerProfile.objects.filter(user=request.user)
+            .values_list("discipline", flat=True)
+            .first()
+        )
+        form = AnnotationForm(initial={"reviewer_discipline": discipline or ""})
+    return {
+        "trial": trial,
+        "annotations": list(Annotation.objects.for_trial(trial).history()),
+        "annotation_form": form if allowed else None,
+        "can_annotate": allowed,
+        "saved": saved,
+    }
+
+
+def _page_context(
+    request: HttpRequest, trial: Trial, state: TrialPageForm, form: AnnotationForm | None = None
+) -> dict[str, Any]:
+    results = list(
+        trial.results.defer("raw_artifacts").order_by("-is_current", "-created_at", "-id")
+    )
+    current = next((r for r in results if r.is_current), None)
+    scorers = list(ScorerResult.objects.filter(trial=trial).order_by("position"))
+    verdicts = list(
+        JudgeVerdict.objects.filter(trial=trial).order_by(
+            # The latest scored verdict is shown; an unscored one counts as the oldest.
+            F("scored_at").desc(nulls_last=True),
+            F("id").desc(),
+        )
+    )
+    judge = verdicts[0] if verdicts else None
+    return {
+        "trial": trial,
+        "job": trial.job,
+        "task": trial.task,
+        "state": state,
+        "current": current,
+        "earlier_results": [r for r in results if not r.is_current],
+        "breakdown": presenters.breakdown_rows(current.breakdown if current else None),
+        "metrics": presenters.metric_rows(current.metrics if current else None),
+        "scorer_rows": presenters.scorer_rows(scorers, state.open_positions),
+        "scorer_count": len(scorers),
+        "applicable_count": sum(1 for s in scorers if s.verdict != "NA"),
+        "judge": judge,
+        "earlier_verdicts": verdicts[1:],
+        "fact_checks": presenters.fact_check_rows(judge.fact_checks if judge else None),
+        "tag_groups": presenters.tags_by_source(trial.error_tags.all()),
+        "phases": presenters.phase_timings(trial.timings),
+        "wall_seconds": presenters.seconds_between(trial.started_at, trial.finished_at),
+        "gate_explanation": presenters.DISAGREEMENT_EXPLANATIONS.get(trial.gate_disagreement, ""),
+        "human_explanation": presenters.DISAGREEMENT_EXPLANATIONS.get(trial.human_disagreement, ""),
+        **_tab_context(trial, state),
+        **_annotations_context(request, trial, form),
+    }
+
+
+# --- views ---------------------------------------------------------------------------------
+@require_GET
+@login_required
+@vary_on_headers("HX-Request")
+@browse_required
+def trial_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    trial = _get_trial_for(request, pk)
+    state = TrialPageForm(request.GET)
+    if wants_fragment(request):
+        # The tabs are the page's only htmx GET: swap the tab strip and its panel.
+        return render(request, f"{TEMPLATE}#tabs", {"trial": trial, **_tab_context(trial, state)})
+    return render(request, TEMPLATE, _page_context(request, trial, state))
+
+
+@require_GET
+@login_required
+@vary_on_headers("HX-Request")
+@browse_required
+def scorer_row(request: HttpRequest, pk: int, position: int) -> HttpResponse:
+    """One row of the Scorers card, expanded or collapsed (`?expanded=1`)."""
+    trial = _get_trial_for(request, pk)
+    scorer = get_object_or_404(ScorerResult, trial=trial, position=position)
+    expanded = ScorerRowForm(request.GET).expanded_value
+    if not wants_fragment(request):
+        opened = str(position) if expanded else ""
+        url = reverse("review:trial-detail", args=[trial.pk])
+        return redirect(f"{url}?open={opened}#scorer-{position}")
+    row = presenters.ScorerRow(
+        scorer=scorer, expanded=expanded, toggle_open="" if expanded else str(position)
+    )
+    return render(request, f"{TEMPLATE}#scorer-row", {"trial": trial, "row": row})
+
+
+@require_POST
+@login_required
+@vary_on_headers("HX-Request")
+@annotate_required
+def annotate(request: HttpRequest, pk: int) -> HttpResponse:
+    """Add the logged-in reviewer's annotation; never edits or removes one."""
+    trial = _get_trial_for(request, pk)
+    form = AnnotationForm(request.POST)
+    fragment = wants_fragment(request)
+    if not form.is_valid():
+        if fragment:
+            return _annotations_response(request, trial, form)
+        return render(request, TEMPLATE, _page_context(request, trial, TrialPageForm({}), form))
+
+    data = form.cleaned_data
+    add_annotation(
+        trial_id=trial.pk,
+        reviewer=request.user,
+        judgment=data["judgment"],
+        categories=data["categories"],
+        notes=data["notes"],
+        reviewer_discipline=data["reviewer_discipline"],
+    )
+    if not fragment:
+        messages.success(request, "Annotation saved.")
+        return HttpResponseRedirect(_trial_url(trial, "annotations"))
+    trial.refresh_from_db(fields=["human_judgment", "annotation_count", "human_disagreement"])
+    fresh = AnnotationForm(initial={"reviewer_discipline": data["reviewer_discipline"]})
+    return _annotations_response(request, trial, fresh, saved=True)
+
+
+def _annotations_response(
+    request: HttpRequest, trial: Trial, form: AnnotationForm, saved: bool = False
+) -> HttpResponse:
+    """The annotations card, plus the human gate swapped out of band (it may have changed)."""
+    card = render_to_string(
+        f"{TEMPLATE}#annotations", _annotations_context(request, trial, form, saved), request
+    )
+    human = render_to_string(
+        f"{TEMPLATE}#human-gate",
+        {
+            "trial": trial,
+            "oob": True,
+            "human_explanation": presenters.DISAGREEMENT_EXPLANATIONS.get(
+                trial.human_disagreement, ""
+            ),
+        },
+        request,
+    )
+    return HttpResponse(card + human)

@@ -1,0 +1,181 @@
+"""The Data Explorer page (`/`): roles, methods, htmx fragments, pagination, query counts."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from django.test import Client
+
+from review.filters import PAGE_SIZE
+from rewards.models import Trial
+from tests import review_factories as f
+
+pytestmark = pytest.mark.django_db
+
+HX = {"HX-Request": "true"}
+
+
+def _next_url(html: str) -> str | None:
+    match = re.search(r'<a rel="next" href="([^"]+)"', html)
+    return match.group(1).replace("&amp;", "&") if match else None
+
+
+def test_explorer_lists_one_row_per_trial_with_its_gates(client: Client) -> None:
+    f.login(client, "rita", "reviewer")
+    f.make_trial(name="t-ok", agent="claude-code", model="m-large", reward=0.93)
+    f.make_trial(
+        name="t-disagree",
+        scorers=[f.scorer(verdict="FAIL")],
+        judges=[f.judge("PASS")],
+    )
+    response = client.get("/")
+    html = response.content.decode()
+    assert response.status_code == 200
+    assert "t-ok" in html
+    assert "t-disagree" in html
+    assert "claude-code" in html
+    assert "m-large" in html
+    assert "0.93" in html
+    assert "Judge PASS, scorers FAIL" in html
+    assert 'class="disagrees"' in html
+    assert "End of the list." in html
+
+
+def test_explorer_answers_only_get(client: Client) -> None:
+    f.login(client, "rita", "reviewer")
+    assert client.post("/").status_code == 405
+
+
+def test_explorer_sends_anonymous_visitors_to_the_login_page(client: Client) -> None:
+    response = client.get("/?agent=x")
+    assert response.status_code == 302
+    assert response["Location"].startswith("/accounts/login/?next=")
+
+
+def test_explorer_refuses_a_user_without_a_role(client: Client) -> None:
+    f.login(client, "nobody")
+    assert client.get("/").status_code == 403
+
+
+@pytest.mark.parametrize("role", ["reviewer", "expert", "analyst"])
+def test_every_role_may_browse_the_explorer(client: Client, role: str) -> None:
+    f.login(client, "someone", role)
+    assert client.get("/").status_code == 200
+
+
+def test_staff_may_browse_the_explorer_without_a_group(client: Client) -> None:
+    f.login(client, "boss", staff=True)
+    assert client.get("/").status_code == 200
+
+
+def test_an_htmx_filter_request_gets_only_the_results_and_a_clean_pushed_url(
+    client: Client,
+) -> None:
+    f.login(client, "rita", "reviewer")
+    f.make_trial(name="t-alpha", agent="alpha")
+    f.make_trial(name="t-beta", agent="beta")
+    response = client.get("/?q=&agent=alpha&job=&sort=-id", headers=HX)
+    html = response.content.decode()
+    assert response.status_code == 200
+    assert f.is_fragment(html)
+    assert html.lstrip().startswith('<div id="results"')
+    assert "t-alpha" in html
+    assert "t-beta" not in html
+    assert 'id="filter-form"' not in html
+    assert response["HX-Push-Url"] == "/?agent=alpha&sort=-id"
+    assert "HX-Request" in response["Vary"]
+
+
+def test_scrolling_on_gets_only_the_next_rows(client: Client) -> None:
+    f.login(client, "rita", "reviewer")
+    f.make_trials(PAGE_SIZE + 3)
+    first = client.get("/").content.decode()
+    next_url = _next_url(first)
+    assert next_url is not None
+    response = client.get(next_url, headers=HX)
+    html = response.content.decode()
+    assert f.is_fragment(html)
+    assert html.lstrip().startswith("<tr")
+    assert html.count('class="cell-trial"') == 3
+    assert "HX-Push-Url" not in response
+
+
+def test_a_boosted_or_history_restore_request_gets_the_whole_page(client: Client) -> None:
+    f.login(client, "rita", "reviewer")
+    boosted = client.get("/", headers={**HX, "HX-Boosted": "true"}).content.decode()
+    restore = client.get("/", headers={**HX, "HX-History-Restore-Request": "true"})
+    assert "<html" in boosted
+    assert "<html" in restore.content.decode()
+
+
+def test_the_next_link_walks_every_trial_once_without_javascript(client: Client) -> None:
+    f.login(client, "rita", "reviewer")
+    made = {t.name for t in f.make_trials(PAGE_SIZE * 2 + 5, reward=0.5)}
+    seen: list[str] = []
+    url: str | None = "/?sort=-reward"
+    while url:
+        html = client.get(url).content.decode()
+        seen += re.findall(r'class="clip" href="/trials/\d+/" title="([^"]+)"', html)
+        url = _next_url(html)
+    assert len(seen) == len(made)
+    assert set(seen) == made
+
+
+def test_sort_links_keep_the_filter_and_drop_the_cursor(client: Client) -> None:
+    f.login(client, "rita", "reviewer")
+    f.make_trials(3, agent="alpha")
+    html = client.get("/?agent=alpha&after=abc").content.decode()
+    assert 'href="/?agent=alpha&amp;sort=-reward"' in html
+    assert "after=" not in re.findall(r'class="sort"[^>]*href="([^"]+)"', html)[0]
+
+
+def test_invalid_filters_are_reported_not_fatal(client: Client) -> None:
+    f.login(client, "rita", "reviewer")
+    f.make_trial(name="t-1")
+    response = client.get("/?reward_min=lots&sort=nonsense")
+    html = response.content.decode()
+    assert response.status_code == 200
+    assert "Some filters were not applied" in html
+    assert "t-1" in html
+
+
+# --- query budget ----------------------------------------------------------------------------
+def _explorer_queries(
+    client: Client, django_assert_num_queries: Callable[..., Any], url: str, expected: int
+) -> None:
+    with django_assert_num_queries(expected):
+        assert client.get(url).status_code == 200
+
+
+@pytest.mark.parametrize("count", [1, 20])
+def test_the_explorer_runs_a_fixed_number_of_queries(
+    client: Client, django_assert_num_queries: Callable[..., Any], count: int
+) -> None:
+    f.login(client, "rita", "reviewer")
+    for i in range(count):
+        f.make_trial(
+            job=f"job-{i % 3}",
+            task=f"task-{i % 4}",
+            scorers=[f.scorer(f"s{n}") for n in range(i % 5 + 1)],
+            annotations=[f.annotation(f"rev{n}") for n in range(i % 3)],
+        )
+    # 1 session, 2 user, 3 the user's role groups, 4 the page of trials (with job and
+    # task joined, LIMIT 51), 5 the jobs for the job filter's <select>.
+    _explorer_queries(client, django_assert_num_queries, "/", 5)
+    # Filtering by job adds 6: the job's lookup when the form validates it.
+    job = Trial.objects.values_list("job_id", flat=True).first()
+    _explorer_queries(client, django_assert_num_queries, f"/?job={job}&error_category=x", 6)
+
+
+@pytest.mark.parametrize("count", [1, 20])
+def test_the_explorer_fragment_runs_a_fixed_number_of_queries(
+    client: Client, django_assert_num_queries: Callable[..., Any], count: int
+) -> None:
+    f.login(client, "rita", "reviewer")
+    f.make_trials(count)
+    # 1 session, 2 user, 3 role groups, 4 the page of trials; no <select> in a fragment.
+    with django_assert_num_queries(4):
+        assert client.get("/?sort=reward", headers=HX).status_code == 200

@@ -1,0 +1,209 @@
+"""The trial filter form: every filter, the sort, and the keyset walk."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from django.http import QueryDict
+
+from review.filters import SORT_KEYS, TrialFilterForm, decode_cursor, encode_cursor
+from review.models import add_annotation
+from rewards.models import Trial
+from rewards.schemas import ErrorTag
+from tests import review_factories as f
+
+pytestmark = pytest.mark.django_db
+
+
+def _names(params: dict[str, Any]) -> set[str]:
+    form = TrialFilterForm(params)
+    return {t.name for t in form.filter(Trial.objects.list_columns())}
+
+
+def _walk(params: dict[str, Any], size: int) -> list[str]:
+    """Every page of the explorer's keyset walk, following the next cursor."""
+    seen: list[str] = []
+    cursor = None
+    for _ in range(1000):
+        query = {**params, **({"after": cursor} if cursor else {})}
+        form = TrialFilterForm(query)
+        page = form.page(Trial.objects.list_columns(), size=size)
+        assert not form.errors, form.errors
+        seen.extend(t.name for t in page.rows)
+        cursor = page.next_cursor
+        if cursor is None:
+            return seen
+    raise AssertionError("the walk did not end")
+
+
+@pytest.fixture
+def varied() -> None:
+    f.write(
+        f.bundle(name="a-pass", agent="alpha", model="m1", task="t1", reward=0.9),
+        f.bundle(
+            name="b-fail",
+            agent="beta",
+            model="m2",
+            task="t2",
+            reward=0.1,
+            scorers=[f.scorer(verdict="FAIL")],
+            judges=[f.judge("FAIL", failure_mode="wrong units")],
+            error_tags=[ErrorTag(category="unit mismatch", source="mechanical")],
+        ),
+        f.bundle(
+            name="c-disagree",
+            agent="alpha",
+            model="m2",
+            task="t1",
+            reward=0.5,
+            scorers=[f.scorer(verdict="FAIL")],
+            judges=[f.judge("PASS")],
+        ),
+        f.bundle(
+            name="d-unparseable",
+            reward=0.0,
+            output_parseable=False,
+            errors=["output does not parse"],
+            scorers=[],
+            judges=[f.judge("UNPARSEABLE", raw_response="{oops")],
+            status="failed",
+            exception_type="AgentTimeoutError",
+        ),
+        f.bundle(
+            name="e-advisory",
+            reward=0.7,
+            scorers=[f.scorer(), f.scorer("skips", "no_new_skips", "FAIL")],
+            judges=[],
+        ),
+    )
+
+
+@pytest.mark.usefixtures("varied")
+@pytest.mark.parametrize(
+    ("params", "expected"),
+    [
+        ({}, {"a-pass", "b-fail", "c-disagree", "d-unparseable", "e-advisory"}),
+        ({"agent": "alpha"}, {"a-pass", "c-disagree"}),
+        ({"model": "m2"}, {"b-fail", "c-disagree"}),
+        ({"task": "t1"}, {"a-pass", "c-disagree"}),
+        ({"reward_min": "0.5"}, {"a-pass", "c-disagree", "e-advisory"}),
+        ({"reward_max": "0.1"}, {"b-fail", "d-unparseable"}),
+        ({"reward_min": "0.2", "reward_max": "0.8"}, {"c-disagree", "e-advisory"}),
+        ({"validity": "invalid"}, {"d-unparseable"}),
+        ({"scorer_verdict": "FAIL"}, {"b-fail", "c-disagree"}),
+        ({"scorer_verdict": "none"}, {"d-unparseable"}),
+        ({"judge_verdict": "UNPARSEABLE"}, {"d-unparseable"}),
+        ({"judge_verdict": "none"}, {"e-advisory"}),
+        ({"run_badge": "FAIL"}, {"d-unparseable"}),
+        ({"failure_mode": "wrong units"}, {"b-fail"}),
+        ({"error_category": "unit mismatch"}, {"b-fail"}),
+        ({"disagreement": "gate"}, {"c-disagree"}),
+        ({"disagreement": "judge_pass_scorers_fail"}, {"c-disagree"}),
+        ({"disagreement": "scorers_pass_judge_fail"}, set()),
+        ({"q": "DISAGREE"}, {"c-disagree"}),
+        ({"q": "beta"}, {"b-fail"}),
+        (
+            {"human_judgment": "unreviewed"},
+            {"a-pass", "b-fail", "c-disagree", "d-unparseable", "e-advisory"},
+        ),
+    ],
+)
+def test_each_filter_narrows_the_trials(params: dict[str, str], expected: set[str]) -> None:
+    assert _names(params) == expected
+
+
+@pytest.mark.usefixtures("varied")
+def test_human_filters_follow_the_annotations() -> None:
+    reviewer = f.make_user("rita", "reviewer")
+    high = Trial.objects.get(name="a-pass")
+    low = Trial.objects.get(name="b-fail")
+    add_annotation(trial_id=high.pk, reviewer=reviewer, judgment="fail")
+    add_annotation(trial_id=low.pk, reviewer=reviewer, judgment="defer")
+    assert _names({"human_judgment": "fail"}) == {"a-pass"}
+    assert _names({"human_judgment": "defer"}) == {"b-fail"}
+    assert "a-pass" not in _names({"human_judgment": "unreviewed"})
+    assert _names({"disagreement": "human"}) == {"a-pass"}
+    assert _names({"disagreement": "human_fail_automated_pass"}) == {"a-pass"}
+
+
+@pytest.mark.usefixtures("varied")
+def test_an_invalid_value_is_reported_and_narrows_nothing() -> None:
+    form = TrialFilterForm({"reward_min": "lots", "agent": "alpha"})
+    names = {t.name for t in form.filter(Trial.objects.all())}
+    assert "reward_min" in form.errors
+    assert names == {"a-pass", "c-disagree"}
+
+
+def test_a_minimum_above_the_maximum_is_an_error() -> None:
+    form = TrialFilterForm({"reward_min": "0.8", "reward_max": "0.2"})
+    assert not form.is_valid()
+    assert "reward_max" in form.errors
+
+
+def test_the_canonical_query_keeps_only_the_parameters_in_use() -> None:
+    data = QueryDict("q=&agent=alpha&job=&sort=-reward&after=abc&judge_verdict=FAIL")
+    assert TrialFilterForm(data).canonical_query().urlencode() == (
+        "agent=alpha&judge_verdict=FAIL&sort=-reward"
+    )
+
+
+# --- keyset -----------------------------------------------------------------------------
+@pytest.fixture
+def ties() -> list[str]:
+    """23 trials with many equal sort values: rewards, agents, models and tasks repeat."""
+    bundles = [
+        f.bundle(
+            name=f"tie-{i:02d}",
+            reward=[0.5, 0.5, 0.25, 1.0][i % 4],
+            agent=["alpha", "beta"][i % 2],
+            model=["m1", "m2", "m3"][i % 3],
+            task=["t1", "t2"][i % 2],
+            job=["job-a", "job-b"][i % 2],
+        )
+        for i in range(23)
+    ]
+    return [t.name for t in f.write(*bundles)]
+
+
+@pytest.mark.parametrize("sort", [f"{prefix}{key}" for key in SORT_KEYS for prefix in ("", "-")])
+@pytest.mark.parametrize("size", [1, 4, 7])
+def test_keyset_pages_return_each_trial_exactly_once_for_every_sort(
+    ties: list[str], sort: str, size: int
+) -> None:
+    walked = _walk({"sort": sort}, size)
+    assert sorted(walked) == sorted(ties)
+    assert len(walked) == len(set(walked))
+
+
+@pytest.mark.parametrize("sort", ["reward", "-reward", "agent", "-task"])
+def test_keyset_pages_follow_the_same_order_as_one_big_query(ties: list[str], sort: str) -> None:
+    everything = TrialFilterForm({"sort": sort}).ordered(Trial.objects.all())
+    assert _walk({"sort": sort}, 5) == [t.name for t in everything]
+
+
+def test_keyset_pages_respect_the_filter(ties: list[str]) -> None:
+    walked = _walk({"sort": "-reward", "agent": "alpha"}, 3)
+    assert sorted(walked) == sorted(n for i, n in enumerate(ties) if i % 2 == 0)
+
+
+def test_a_cursor_made_for_another_sort_is_ignored_with_a_message(ties: list[str]) -> None:
+    cursor = encode_cursor("reward", 0.5, 3)
+    form = TrialFilterForm({"sort": "-id", "after": cursor})
+    page = form.page(Trial.objects.all(), size=5)
+    assert "after" in form.errors
+    assert not page.is_continuation
+    assert [t.name for t in page.rows] == sorted(ties, reverse=True)[:5]
+
+
+@pytest.mark.parametrize("cursor", ["not-base64!", "W10", encode_cursor("reward", "x", 1)])
+def test_a_garbled_cursor_falls_back_to_the_first_page(cursor: str) -> None:
+    form = TrialFilterForm({"sort": "reward", "after": cursor})
+    page = form.page(Trial.objects.all())
+    assert not page.is_continuation
+    assert "after" in form.errors
+
+
+def test_a_cursor_round_trips_its_value_and_id() -> None:
+    assert decode_cursor(encode_cursor("-reward", 0.125, 42), "-reward") == (0.125, 42)
+    assert decode_cursor(encode_cursor("agent", "<b>", 7), "agent") == ("<b>", 7)

@@ -1,0 +1,109 @@
+"""The jobs pages: counts, mean reward, gate pass rates and review progress, fixed queries."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from django.test import Client
+
+from review.models import add_annotation
+from rewards.models import Job
+from tests import review_factories as f
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def job() -> Job:
+    trials = f.write(
+        f.bundle(job="nightly-1", reward=1.0, scorers=[f.scorer()], judges=[f.judge("PASS")]),
+        f.bundle(
+            job="nightly-1",
+            reward=0.5,
+            scorers=[f.scorer(verdict="FAIL")],
+            judges=[f.judge("FAIL")],
+        ),
+        f.bundle(
+            job="nightly-1", reward=0.0, scorers=[], judges=[f.judge("UNPARSEABLE")], task="other"
+        ),
+        f.bundle(
+            job="nightly-1",
+            reward=0.5,
+            agent="beta",
+            scorers=[f.scorer()],
+            judges=[f.judge("PASS")],
+        ),
+        f.bundle(job="smoke", reward=0.2),
+    )
+    add_annotation(trial_id=trials[0].pk, reviewer=f.make_user("rita", "reviewer"), judgment="pass")
+    return Job.objects.get(name="nightly-1")
+
+
+def test_job_list_shows_each_job_with_its_rates(client: Client, job: Job) -> None:
+    f.login(client, "ann", "analyst")
+    response = client.get("/jobs/")
+    html = response.content.decode()
+    assert response.status_code == 200
+    assert "nightly-1" in html
+    assert "smoke" in html
+    # nightly-1: 4 trials, mean 0.5, scorers 2 of 3, judge 2 of 3 decided, 1 reviewed.
+    assert ">0.500<" in html
+    assert "67%" in html
+    assert "1 / 4" in html
+
+
+def test_job_detail_breaks_the_job_down_by_task_and_agent(client: Client, job: Job) -> None:
+    f.login(client, "ann", "analyst")
+    response = client.get(f"/jobs/{job.pk}/")
+    html = response.content.decode()
+    assert response.status_code == 200
+    assert "By task" in html
+    assert "voltage-drop" in html
+    assert "other" in html
+    assert "By agent and model" in html
+    assert "beta" in html
+    assert "1 unparseable" in html
+    assert f"/?job={job.pk}" in html
+
+
+@pytest.mark.parametrize("url", ["/jobs/", "/jobs/{pk}/"])
+def test_jobs_pages_answer_only_get(client: Client, job: Job, url: str) -> None:
+    f.login(client, "ann", "analyst")
+    assert client.post(url.format(pk=job.pk)).status_code == 405
+
+
+@pytest.mark.parametrize("url", ["/jobs/", "/jobs/{pk}/"])
+def test_jobs_pages_send_anonymous_visitors_to_login(client: Client, job: Job, url: str) -> None:
+    response = client.get(url.format(pk=job.pk))
+    assert response.status_code == 302
+    assert response["Location"].startswith("/accounts/login/")
+
+
+@pytest.mark.parametrize("url", ["/jobs/", "/jobs/{pk}/"])
+def test_jobs_pages_refuse_a_user_without_a_role(client: Client, job: Job, url: str) -> None:
+    f.login(client, "nobody")
+    assert client.get(url.format(pk=job.pk)).status_code == 403
+
+
+def test_an_unknown_job_is_not_found(client: Client) -> None:
+    f.login(client, "ann", "analyst")
+    assert client.get("/jobs/999999/").status_code == 404
+
+
+@pytest.mark.parametrize("count", [1, 20])
+def test_jobs_pages_run_a_fixed_number_of_queries(
+    client: Client, django_assert_num_queries: Callable[..., Any], count: int
+) -> None:
+    f.login(client, "ann", "analyst")
+    for i in range(count):
+        f.make_trial(job=f"job-{i % 4}", task=f"task-{i % 3}", agent=f"agent-{i % 2}")
+    job = Job.objects.first()
+    assert job is not None
+    # 1 session, 2 user, 3 role groups, 4 jobs with their aggregates (one GROUP BY).
+    with django_assert_num_queries(4):
+        assert client.get("/jobs/").status_code == 200
+    # 1 session, 2 user, 3 role groups, 4 the job, 5 its totals, 6 by task, 7 by agent/model.
+    with django_assert_num_queries(7):
+        assert client.get(f"/jobs/{job.pk}/").status_code == 200

@@ -1,0 +1,301 @@
+"""The Agent Trace page (`/trials/<id>/`): cards, tabs, scorer rows, roles, query counts."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from django.test import Client
+
+from review.models import add_annotation
+from rewards.models import Trial
+from rewards.schemas import ErrorTag
+from tests import review_factories as f
+
+pytestmark = pytest.mark.django_db
+
+HX = {"HX-Request": "true"}
+
+
+def _url(trial: Trial, suffix: str = "") -> str:
+    return f"/trials/{trial.pk}/{suffix}"
+
+
+@pytest.fixture
+def full_trial() -> Trial:
+    return f.make_trial(
+        name="t-full",
+        reward=0.93,
+        scorers=[
+            f.scorer("tests", "command", "PASS", output_tail="3 passed"),
+            f.scorer("scope", "forbid_paths", "FAIL", detail="touched .github/workflows"),
+            f.scorer("skips", "no_new_skips", "FAIL", detail="+1 skip marker"),
+            f.scorer("content", "tests_unmodified", "N/A"),
+        ],
+        judges=[
+            f.judge(
+                "PASS",
+                fact_checks=[("drop is 3.2 V", "supported", "calc output")],
+                reasoning="Correct formula.",
+            )
+        ],
+        error_tags=[ErrorTag(category="scope", description="edited CI", source="mechanical")],
+        earlier_rewards=[0.4],
+    )
+
+
+def test_trial_page_shows_header_gates_cards_and_annotations(
+    client: Client, full_trial: Trial
+) -> None:
+    f.login(client, "rita", "reviewer")
+    response = client.get(_url(full_trial))
+    html = response.content.decode()
+    assert response.status_code == 200
+    for text in (
+        "t-full",
+        "nightly-42",
+        "claude-code",
+        "m-large",
+        "1,200 / 45,000 / 420",
+        "$0.0123",
+        "0.930",
+        "Output parseable",
+        "Objective and checks",
+        "Judge verdict",
+        "Run badge",
+        "Judge PASS, scorers FAIL",
+        "Semantically plausible output",
+        "Scorers",
+        "OVERALL",
+        "advisory",
+        "Task completion",
+        "drop is 3.2 V",
+        "Judged by",
+        "judge-1",
+        "voltage_drop_v",
+        "within 2%",
+        "edited CI",
+        "Earlier results",
+        "0.400",
+        "Annotations",
+        "Save annotation",
+        "Trajectory",
+        "V = I * R.",
+    ):
+        assert text in html, text
+
+
+def test_trial_page_answers_only_get(client: Client, full_trial: Trial) -> None:
+    f.login(client, "rita", "reviewer")
+    assert client.post(_url(full_trial)).status_code == 405
+
+
+def test_trial_page_sends_anonymous_visitors_to_the_login_page(
+    client: Client, full_trial: Trial
+) -> None:
+    response = client.get(_url(full_trial))
+    assert response.status_code == 302
+    assert response["Location"].startswith("/accounts/login/")
+
+
+def test_trial_page_refuses_a_user_without_a_role(client: Client, full_trial: Trial) -> None:
+    f.login(client, "nobody")
+    assert client.get(_url(full_trial)).status_code == 403
+    assert client.get(_url(full_trial, "?tab=diff"), headers=HX).status_code == 403
+    assert client.get(_url(full_trial, "scorers/0/?expanded=1"), headers=HX).status_code == 403
+
+
+def test_an_unknown_trial_is_not_found(client: Client) -> None:
+    f.login(client, "rita", "reviewer")
+    assert client.get("/trials/999999/").status_code == 404
+
+
+def test_an_analyst_sees_the_page_without_the_annotation_form(
+    client: Client, full_trial: Trial
+) -> None:
+    f.login(client, "ann", "analyst")
+    html = client.get(_url(full_trial)).content.decode()
+    assert "Annotations" in html
+    assert "Save annotation" not in html
+    assert "can read annotations but not add them" in html
+
+
+def test_hard_failures_start_expanded_and_other_rows_collapsed(
+    client: Client, full_trial: Trial
+) -> None:
+    f.login(client, "rita", "reviewer")
+    html = client.get(_url(full_trial)).content.decode()
+    # The required FAIL (forbid_paths) is open; the advisory FAIL and the rest are not.
+    assert "touched .github/workflows" in html
+    assert "+1 skip marker" not in html
+    assert "3 passed" not in html
+    assert 'class="scorer hard-failure expanded"' in html
+    assert html.count('aria-expanded="true"') == 1
+    assert 'class="scorer not-applicable"' in html
+
+
+def test_the_open_parameter_expands_rows_without_javascript(
+    client: Client, full_trial: Trial
+) -> None:
+    f.login(client, "rita", "reviewer")
+    html = client.get(_url(full_trial, "?open=0,2")).content.decode()
+    assert "3 passed" in html
+    assert "+1 skip marker" in html
+    assert "touched .github/workflows" not in html
+
+
+def test_an_htmx_scorer_row_request_returns_only_that_row_expanded(
+    client: Client, full_trial: Trial
+) -> None:
+    f.login(client, "rita", "reviewer")
+    response = client.get(_url(full_trial, "scorers/0/?expanded=1"), headers=HX)
+    html = response.content.decode()
+    assert response.status_code == 200
+    assert f.is_fragment(html)
+    assert html.lstrip().startswith('<tbody id="scorer-0"')
+    assert 'aria-expanded="true"' in html
+    assert "3 passed" in html
+    assert "HX-Request" in response["Vary"]
+
+    collapsed = client.get(_url(full_trial, "scorers/0/?expanded=0"), headers=HX)
+    assert 'aria-expanded="false"' in collapsed.content.decode()
+    assert "3 passed" not in collapsed.content.decode()
+
+
+def test_a_plain_scorer_row_request_redirects_to_the_page_with_the_row_open(
+    client: Client, full_trial: Trial
+) -> None:
+    f.login(client, "rita", "reviewer")
+    response = client.get(_url(full_trial, "scorers/0/?expanded=1"))
+    assert response.status_code == 302
+    assert response["Location"] == _url(full_trial, "?open=0#scorer-0")
+
+
+def test_scorer_rows_of_another_trial_are_not_found(client: Client, full_trial: Trial) -> None:
+    f.login(client, "rita", "reviewer")
+    other = f.make_trial(scorers=[])
+    assert client.get(_url(other, "scorers/0/?expanded=1"), headers=HX).status_code == 404
+    assert client.post(_url(full_trial, "scorers/0/")).status_code == 405
+
+
+def test_the_scorers_card_is_hidden_when_the_trial_has_no_scorers(client: Client) -> None:
+    f.login(client, "rita", "reviewer")
+    trial = f.make_trial(scorers=[])
+    html = client.get(_url(trial)).content.decode()
+    assert 'id="scorers"' not in html
+    assert "no scorers" in html
+
+
+def test_an_unparseable_judge_shows_its_raw_response(client: Client) -> None:
+    f.login(client, "rita", "reviewer")
+    trial = f.make_trial(judges=[f.judge("UNPARSEABLE", raw_response="{not json at all")])
+    html = client.get(_url(trial)).content.decode()
+    assert "UNPARSEABLE" in html
+    assert "{not json at all" in html
+    assert "does not fail the run" in html
+
+
+def test_long_judge_reasoning_folds_into_details(client: Client) -> None:
+    f.login(client, "rita", "reviewer")
+    trial = f.make_trial(judges=[f.judge("FAIL", failure_mode="gave up", reasoning="word " * 400)])
+    html = client.get(_url(trial)).content.decode()
+    assert "Read the full reasoning" in html
+    assert "gave up" in html
+
+
+@pytest.mark.parametrize(
+    ("tab", "expected"),
+    [
+        ("trajectory", '<code class="tool-name">exec</code>'),
+        ("diff", 'class="dl dl-add"'),
+        ("output", "claude -p"),
+        ("verifier", "test_answer"),
+    ],
+)
+def test_each_tab_is_a_plain_link_and_an_htmx_fragment(
+    client: Client, full_trial: Trial, tab: str, expected: str
+) -> None:
+    f.login(client, "rita", "reviewer")
+    page = client.get(_url(full_trial, f"?tab={tab}")).content.decode()
+    assert expected in page
+    assert "<html" in page
+    response = client.get(_url(full_trial, f"?tab={tab}"), headers=HX)
+    fragment = response.content.decode()
+    assert f.is_fragment(fragment)
+    assert fragment.lstrip().startswith('<section id="tabs"')
+    assert expected in fragment
+    assert "Save annotation" not in fragment
+    assert "HX-Request" in response["Vary"]
+
+
+def test_the_trajectory_filter_shows_only_the_chosen_step_kinds(
+    client: Client, full_trial: Trial
+) -> None:
+    f.login(client, "rita", "reviewer")
+    html = client.get(
+        _url(full_trial, "?tab=trajectory&filtered=1&show=tool_call"), headers=HX
+    ).content.decode()
+    assert '<code class="tool-name">exec</code>' in html
+    assert "V = I * R." not in html
+    assert "3.2 V" not in html
+    nothing = client.get(_url(full_trial, "?tab=trajectory&filtered=1"), headers=HX)
+    assert "No step has the selected kinds." in nothing.content.decode()
+
+
+def test_the_diff_is_coloured_by_line_class_not_by_markup(client: Client) -> None:
+    f.login(client, "rita", "reviewer")
+    trial = f.make_trial(
+        detail={
+            "workspace_diff": (
+                "diff --git a/x b/x\n--- a/x\n+++ b/x\n@@ -1 +1 @@\n-<b>old</b>\n+new\n"
+            )
+        }
+    )
+    html = client.get(_url(trial, "?tab=diff"), headers=HX).content.decode()
+    assert '<span class="dl dl-del">-&lt;b&gt;old&lt;/b&gt;</span>' in html
+    assert '<span class="dl dl-add">+new</span>' in html
+    assert '<span class="dl dl-hunk">@@ -1 +1 @@</span>' in html
+
+
+# --- query budget -----------------------------------------------------------------------------
+def _busy_trial(size: int) -> Trial:
+    tags = [ErrorTag(category=f"c{i}", source="mechanical") for i in range(size)]
+    trial = f.make_trial(
+        scorers=[f.scorer(f"s{i}", verdict="FAIL" if i % 2 else "PASS") for i in range(size)],
+        judges=[
+            f.judge("PASS", fact_checks=[(f"claim {i}", "supported", "e") for i in range(size)])
+            for _ in range(size)
+        ],
+        error_tags=tags,
+        earlier_rewards=[0.1 * (i % 10) for i in range(size - 1)],
+        annotations=[f.annotation(f"rev{i}", "pass") for i in range(size)],
+    )
+    f.make_trials(size - 1)
+    return trial
+
+
+@pytest.mark.parametrize("size", [1, 20])
+def test_the_trial_page_runs_a_fixed_number_of_queries(
+    client: Client, django_assert_num_queries: Callable[..., Any], size: int
+) -> None:
+    trial = _busy_trial(size)
+    reviewer = f.login(client, "rita", "reviewer", discipline="power systems")
+    add_annotation(trial_id=trial.pk, reviewer=reviewer, judgment="fail")
+    # 1 session, 2 user, 3 role groups, 4 the trial with its job and task, 5 its results
+    # (raw artifacts deferred), 6 scorers, 7 judge verdicts, 8 error tags, 9 annotations
+    # with their reviewers, 10 the reviewer's profile (discipline), 11 the open tab's blobs.
+    with django_assert_num_queries(11):
+        assert client.get(_url(trial)).status_code == 200
+
+
+@pytest.mark.parametrize("size", [1, 20])
+def test_a_tab_fragment_runs_a_fixed_number_of_queries(
+    client: Client, django_assert_num_queries: Callable[..., Any], size: int
+) -> None:
+    trial = _busy_trial(size)
+    f.login(client, "rita", "reviewer")
+    # 1 session, 2 user, 3 role groups, 4 the trial, 5 the tab's blobs, 6 the current
+    # result's raw artifacts (the verifier tab shows them).
+    with django_assert_num_queries(6):
+        assert client.get(_url(trial, "?tab=verifier"), headers=HX).status_code == 200
