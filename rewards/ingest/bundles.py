@@ -1,0 +1,108 @@
+"""Reader for `.jsonl` bundle files: one `TrialBundle` per line (DESIGN §4.3).
+
+The lossless interchange format that `export --format jsonl` writes; ingesting an export
+gives back the same trials ("unchanged" when they are already stored). Lines are read one at
+a time with a bounded length, so a file of any size streams in flat memory; a line that does
+not validate is reported with its number and the field path, and the rest of the file goes on.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from collections.abc import Iterator
+
+from pydantic import ValidationError
+
+from rewards.ingest.files import ArtifactError, Limits, Problem, decode_text, too_deep
+from rewards.schemas import TrialBundle, describe_validation_error
+
+# A bundle carries its trial's artifacts (each up to the artifact limit) and a few levels of
+# envelope around them.
+LINE_FACTOR = 4
+ENVELOPE_DEPTH = 8
+
+
+class BundleFileError(OSError):
+    """The file as a whole cannot be read (missing, not a regular file, no permission)."""
+
+
+def parse_line(line: bytes | str, limits: Limits) -> TrialBundle:
+    """One line as a bundle; raises ArtifactError or ValidationError saying why not."""
+    text = decode_text(line) if isinstance(line, bytes) else line
+    max_depth = limits.max_depth + ENVELOPE_DEPTH
+    if too_deep(text, max_depth):
+        raise ArtifactError(f"JSON nested deeper than {max_depth} levels")
+    return TrialBundle.model_validate_json(text, strict=True)
+
+
+def _name_of(text: bytes) -> str:
+    """`job/trial` of a line that failed validation, when the line says, for the summary."""
+    try:
+        data = json.loads(text)
+        job, trial = data["job"]["name"], data["trial"]["name"]
+    except (ValueError, TypeError, KeyError, RecursionError):
+        return ""
+    if isinstance(job, str) and isinstance(trial, str):
+        return f"{job[:255]}/{trial[:255]}"
+    return ""
+
+
+def with_job(bundle: TrialBundle, job: str | None) -> TrialBundle:
+    """`--job NAME` files the bundle under another job (its uid stays the trial's)."""
+    if not job or job == bundle.job.name:
+        return bundle
+    return bundle.model_copy(update={"job": bundle.job.model_copy(update={"name": job})})
+
+
+def read_bundle_file(
+    path: str, *, job: str | None = None, limits: Limits | None = None, display: str = ""
+) -> Iterator[TrialBundle | Problem]:
+    """Every line of a bundle file: a bundle, or an `invalid` problem naming the line."""
+    limits = limits or Limits.from_settings()
+    display = display or path
+    max_line = limits.max_bytes * LINE_FACTOR
+    try:
+        # Non-blocking open: a FIFO given as PATH must not hang the run (it is refused below).
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        raise BundleFileError(exc.strerror or type(exc).__name__) from exc
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise BundleFileError("not a regular file")
+    with os.fdopen(fd, "rb") as handle:
+        number = 0
+        while True:
+            try:
+                line = handle.readline(max_line + 1)
+            except OSError as exc:
+                yield Problem("unreadable", display, f"read failed after line {number}: {exc}")
+                return
+            if not line:
+                return
+            number += 1
+            where = f"{display} line {number}"
+            if len(line) > max_line and not line.endswith(b"\n"):
+                # Skip the rest of the over-long line without holding it.
+                while (rest := handle.readline(1 << 20)) and not rest.endswith(b"\n"):
+                    pass
+                yield Problem("invalid", where, f"longer than the {max_line}-byte line limit")
+                continue
+            line = line.strip()
+            if not line:
+                continue
+            try:
+                bundle = parse_line(line, limits)
+            except ArtifactError as exc:
+                yield Problem("invalid", where, str(exc))
+                continue
+            except ValidationError as exc:
+                name = _name_of(line)
+                yield Problem(
+                    "invalid",
+                    f"{name} ({where})" if name else where,
+                    describe_validation_error(exc),
+                )
+                continue
+            yield with_job(bundle, job)

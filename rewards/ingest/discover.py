@@ -1,0 +1,360 @@
+"""Find what a PATH given to `ingest` holds, by its shape (DESIGN §4).
+
+- a `.jsonl` file: bundles, one per line;
+- a Harbor trial folder: `result.json` shaped like a `TrialResult` (`trial_name`/`task_name`);
+- a Harbor job folder: `result.json` shaped like a `JobResult` (`n_total_trials`/`stats`),
+  or no result.json yet but trial folders inside; every sub-folder is then one of its trials;
+- a verifier-contract trial directory: `logs/verifier/` or `trial.json`;
+- any other folder: a folder of the above (a Harbor jobs folder, a folder of contract trials,
+  a mix), searched a few levels deep.
+
+Discovery is lazy: one `result.json` read decides between a trial and a job, and its bytes
+and parsed data go to the reader with the item, so no file is read or parsed twice. A
+sub-folder that holds nothing ingestible is reported by name, never skipped in silence.
+"""
+
+from __future__ import annotations
+
+import logging
+import multiprocessing
+import os
+from collections import deque
+from collections.abc import Iterator
+from concurrent.futures import Future, ProcessPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+from rewards.ingest import bundles, contract, harbor
+from rewards.ingest.files import ArtifactError, Folder, Limits, Problem, Root, loads_json
+from rewards.schemas import JobRecord, TrialBundle
+
+log = logging.getLogger(__name__)
+
+# jobs folder / job folder / trial folder, plus one level of grouping above.
+MAX_SEARCH_DEPTH = 4
+NOT_A_HARBOR_TRIAL = "no result.json: not a Harbor trial, or it has not finished"
+NO_TRIALS = "no trials found"
+
+
+class PathError(Exception):
+    """A PATH that cannot be read at all: the command exits non-zero."""
+
+
+@dataclass(frozen=True)
+class HarborTrialItem:
+    folder: Folder
+    job: JobRecord
+    # result.json as discovery read it, when it had to read it to tell trial from job.
+    result_raw: bytes | None = None
+    result_data: Any = None
+
+
+@dataclass(frozen=True)
+class ContractTrialItem:
+    folder: Folder
+    default_job: str
+
+
+@dataclass(frozen=True)
+class BundleFileItem:
+    path: str
+    display: str
+
+
+Item = HarborTrialItem | ContractTrialItem | BundleFileItem | Problem
+
+
+@dataclass
+class _Result:
+    """result.json of a folder, read once: its bytes, its data, or why it is unreadable."""
+
+    raw: bytes | None = None
+    data: Any = None
+    error: str = ""
+
+
+@dataclass
+class Discovery:
+    """Walks one PATH; `job` (from `--job`) names the job of everything found."""
+
+    path: str
+    job: str | None = None
+    limits: Limits = field(default_factory=Limits.from_settings)
+    # Folders already yielded (by real path), so a symlink inside the PATH that points at
+    # another folder inside it does not ingest that folder twice.
+    _seen: set[str] = field(default_factory=set)
+
+    def items(self) -> Iterator[Item]:
+        path = self.path
+        if not os.path.lexists(path):
+            raise PathError("does not exist")
+        if os.path.isfile(path):
+            if not path.endswith(".jsonl"):
+                raise PathError("is a file but not a .jsonl bundle file")
+            if not os.access(path, os.R_OK):
+                raise PathError("cannot be read (permission denied)")
+            yield BundleFileItem(path, path)
+            return
+        if not os.path.isdir(path):
+            raise PathError("is neither a folder nor a .jsonl bundle file")
+        top = Root(path, self.limits).folder()
+        if top.listing_error:
+            raise PathError(f"cannot be listed ({top.listing_error})")
+        parent = os.path.basename(os.path.dirname(top.path)) or "default"
+        yield from self._folder(top, parent_name=parent, depth=0, result=self._result(top))
+
+    # -- shapes ---------------------------------------------------------------------------
+    def _result(self, folder: Folder) -> _Result | None:
+        if not folder.has("result.json"):
+            return None
+        try:
+            raw = folder.read("result.json")
+            if raw is None:
+                return None
+            return _Result(raw, loads_json(raw, self.limits.max_depth))
+        except ArtifactError as exc:
+            return _Result(error=str(exc))
+
+    def _folder(
+        self, folder: Folder, *, parent_name: str, depth: int, result: _Result | None
+    ) -> Iterator[Item]:
+        """Items of one folder whose result.json (if any) has been read into `result`."""
+        broken = False
+        if result is not None and not result.error:
+            if harbor.is_trial_result(result.data):
+                job = JobRecord(name=self.job or parent_name)
+                yield from self._once(HarborTrialItem(folder, job, result.raw, result.data))
+                return
+            if harbor.is_job_result(result.data):
+                yield from self._harbor_job(folder, result.data)
+                return
+            broken = True
+            yield Problem(
+                "unreadable",
+                folder.root.display(folder.rel_to("result.json")),
+                "neither a Harbor trial result nor a Harbor job result",
+            )
+        elif result is not None:
+            broken = True
+            yield Problem(
+                "unreadable", folder.root.display(folder.rel_to("result.json")), result.error
+            )
+        if contract.is_contract_trial(folder):
+            yield from self._once(ContractTrialItem(folder, parent_name))
+            return
+        if depth >= MAX_SEARCH_DEPTH:
+            if not broken:
+                yield Problem("unreadable", folder.display, "no trials found at this depth")
+            return
+        if not broken:
+            yield from self._container(folder, depth)
+            return
+        # A folder with a bad result.json may still be a job whose trials are fine; if it
+        # holds none, the result.json line above already names it.
+        items = list(self._container(folder, depth))
+        if any(not isinstance(item, Problem) for item in items):
+            yield from items
+        else:
+            yield from (i for i in items if isinstance(i, Problem) and i.reason != NO_TRIALS)
+
+    def _harbor_job(self, folder: Folder, result_data: Any) -> Iterator[Item]:
+        """A Harbor job folder: every sub-folder is one of its trials."""
+        job, problems = harbor.read_job(folder, self.job or folder.name, result_data=result_data)
+        yield from problems
+        for name in folder.subfolder_names():
+            try:
+                child = folder.child(name)
+            except ArtifactError as exc:
+                yield Problem("unreadable", folder.root.display(folder.rel_to(name)), str(exc))
+                continue
+            if child is not None:
+                yield from self._once(HarborTrialItem(child, job))
+
+    def _container(self, folder: Folder, depth: int) -> Iterator[Item]:
+        """A folder of trials, jobs, or folders of them."""
+        job: JobRecord | None = None
+        unmarked: list[Folder] = []
+        for name in folder.subfolder_names():
+            try:
+                child = folder.child(name)
+            except ArtifactError as exc:
+                yield Problem("unreadable", folder.root.display(folder.rel_to(name)), str(exc))
+                continue
+            if child is None:
+                continue
+            if child.listing_error:
+                reason = f"cannot be listed ({child.listing_error})"
+                yield Problem("unreadable", child.display, reason)
+                continue
+            result = self._result(child)
+            if result is not None and harbor.is_trial_result(result.data):
+                # A trial here makes this folder a Harbor job without a result.json (yet).
+                if job is None:
+                    job, problems = harbor.read_job(
+                        folder, self.job or folder.name, read_result=False
+                    )
+                    yield from problems
+                yield from self._once(HarborTrialItem(child, job, result.raw, result.data))
+            elif result is not None or contract.is_contract_trial(child):
+                yield from self._folder(
+                    child, parent_name=folder.name, depth=depth + 1, result=result
+                )
+            else:
+                unmarked.append(child)
+        for child in unmarked:
+            if job is not None:
+                # A sub-folder of a Harbor job without result.json: an unfinished trial.
+                yield Problem("unreadable", child.display, NOT_A_HARBOR_TRIAL)
+                continue
+            found = False
+            for item in self._folder(child, parent_name=folder.name, depth=depth + 1, result=None):
+                found = found or not isinstance(item, Problem)
+                yield item
+            if not found and not child.subfolder_names():
+                yield Problem("unreadable", child.display, NO_TRIALS)
+
+    def _once(self, item: HarborTrialItem | ContractTrialItem) -> Iterator[Item]:
+        if item.folder.path in self._seen:
+            return
+        self._seen.add(item.folder.path)
+        yield item
+
+
+def read_item(item: Item, job: str | None = None) -> Iterator[TrialBundle | Problem]:
+    """The bundles (or problems) one discovered item gives."""
+    if isinstance(item, Problem):
+        yield item
+    elif isinstance(item, HarborTrialItem):
+        yield harbor.read_trial(
+            item.folder, item.job, result_raw=item.result_raw, result_data=item.result_data
+        )
+    elif isinstance(item, ContractTrialItem):
+        yield contract.read_trial(item.folder, job=job, default_job=item.default_job)
+    else:
+        try:
+            yield from bundles.read_bundle_file(item.path, job=job, display=item.display)
+        except bundles.BundleFileError as exc:
+            yield Problem("unreadable", item.display, str(exc))
+
+
+# --- reading, in a second process when there is a lot to read --------------------------------
+def read_chunk(
+    items: list[HarborTrialItem | ContractTrialItem], job: str | None
+) -> list[TrialBundle | Problem]:
+    """Read trial items; runs in a reader process (items and bundles pickle)."""
+    outcomes: list[TrialBundle | Problem] = []
+    for item in items:
+        try:
+            outcomes.extend(read_item(item, job))
+        except Exception as exc:
+            # A reader bug must cost one trial, named, not the run.
+            log.exception("reading %s failed", item.folder.display)
+            reason = f"could not be read ({type(exc).__name__})"
+            outcomes.append(Problem("unreadable", item.folder.display, reason))
+    return outcomes
+
+
+class ItemReader:
+    """Turns discovered items into bundles, overlapping file reading with database writes.
+
+    Reading and parsing a Harbor trial costs about half the CPU of writing it, and the writer
+    must run in this process (it holds the database connection), so on a machine with a
+    spare core the trial folders are read by `workers` reader processes while this one
+    writes. Handing a bundle over (pickling) costs about a quarter of reading it, so this
+    pays only on an otherwise idle core. The processes start once the run has seen
+    `parallel_after` trials: for a few hundred, starting them costs more than it saves.
+    Outcomes come back in discovery order.
+    """
+
+    def __init__(
+        self,
+        job: str | None,
+        workers: int,
+        *,
+        chunk: int = 100,
+        window: int = 6,
+        parallel_after: int = 1000,
+    ) -> None:
+        self.job = job
+        self.workers = workers
+        self.chunk = chunk
+        self.window = window
+        self.parallel_after = parallel_after
+        self._seen = 0
+        self._pool: ProcessPoolExecutor | None = None
+        self._inflight: deque[tuple[Future[list[TrialBundle | Problem]], list[Any]]] = deque()
+
+    def outcomes(self, items: Iterator[Item]) -> Iterator[TrialBundle | Problem]:
+        batch: list[HarborTrialItem | ContractTrialItem] = []
+        for item in items:
+            if isinstance(item, HarborTrialItem | ContractTrialItem):
+                batch.append(item)
+                if len(batch) >= self.chunk:
+                    yield from self._dispatch(batch)
+                    batch = []
+            else:
+                yield from read_item(item, self.job)
+        if batch:
+            yield from self._dispatch(batch)
+        while self._inflight:
+            yield from self._collect()
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool = None
+
+    def _dispatch(
+        self, batch: list[HarborTrialItem | ContractTrialItem]
+    ) -> Iterator[TrialBundle | Problem]:
+        self._seen += len(batch)
+        pool = self._ensure_pool()
+        if pool is None:
+            yield from read_chunk(batch, self.job)
+            return
+        try:
+            self._inflight.append((pool.submit(read_chunk, batch, self.job), batch))
+        except RuntimeError:  # the pool broke or shut down: read here instead
+            self._pool = None
+            yield from read_chunk(batch, self.job)
+            return
+        while len(self._inflight) > self.window:
+            yield from self._collect()
+
+    def _collect(self) -> Iterator[TrialBundle | Problem]:
+        future, batch = self._inflight.popleft()
+        try:
+            yield from future.result()
+        except Exception:
+            # A reader process died (killed, out of memory): read its chunk here, where an
+            # error is reported per trial as usual.
+            log.warning("a reader process failed; reading its trials in the main process")
+            yield from read_chunk(batch, self.job)
+
+    def _ensure_pool(self) -> ProcessPoolExecutor | None:
+        if self._pool is None and self.workers > 0 and self._seen > self.parallel_after:
+            # forkserver, not fork: this process holds a database connection and maybe
+            # threads (the progress bar); the readers need neither, only this module.
+            try:
+                method = (
+                    "forkserver"
+                    if "forkserver" in multiprocessing.get_all_start_methods()
+                    else "spawn"
+                )
+                context = multiprocessing.get_context(method)
+                if method == "forkserver":
+                    context.set_forkserver_preload([__name__])
+                self._pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=context)
+            except (OSError, ValueError) as exc:  # no semaphores (some containers), …
+                log.warning("reading in this process only: no reader processes (%s)", exc)
+                self.workers = 0
+        return self._pool
+
+
+def default_workers() -> int:
+    """Reader processes to use: one per spare core (the writer keeps one), at most three."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        cores = os.cpu_count() or 1
+    return max(0, min(cores - 1, 3))

@@ -1,0 +1,766 @@
+"""Reader for Harbor output: a job folder's `result.json`/`config.json` and trial folders.
+
+A Harbor trial folder holds `result.json` (Harbor's `TrialResult`), `config.json`,
+`exception.txt`, `agent/trajectory.json` (ATIF) and `verifier/{reward.json | reward.txt,
+reward-details.json, ctrf.json, test-stdout.txt}`; a multi-step trial has the verifier files
+under `steps/<name>/verifier/`. The headline reward is what Harbor recorded,
+`verifier_result.rewards["reward"]` in result.json (for a multi-step trial the top-level
+aggregate, not the last step); the reward files are kept raw and hashed, and only speak when
+Harbor recorded no verifier result (DESIGN §5).
+
+Harbor's own pydantic models ignore unknown keys and forks add fields, so these models are
+lenient: unknown keys are ignored, and a known field whose value has the wrong type is
+dropped with a recorded error instead of losing the whole trial. Naive datetimes (Harbor
+writes some with `datetime.now()`) are taken as UTC.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import uuid
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from typing import Annotated, Any
+
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    ValidationError,
+)
+
+from rewards import rules
+from rewards.ingest.files import (
+    ArtifactError,
+    Folder,
+    Problem,
+    artifact_digest,
+    lenient_text,
+    loads_json,
+)
+from rewards.schemas import (
+    JobRecord,
+    ResultRecord,
+    TaskRecord,
+    TrialBundle,
+    TrialRecord,
+    TrialStatus,
+    ValidityCheck,
+    describe_validation_error,
+)
+
+UID_NAMESPACE = uuid.UUID("4f0c6d2e-8a51-4d7e-9b3a-2f6c1e0d9a77")
+SHORT = 255
+# Exit codes, token counts: what the database columns hold (bigint).
+MAX_BIGINT = 2**63 - 1
+# Benchmarks write their own breakdown beside reward.json (e.g. clawbench_details.json);
+# Harbor's rewardkit writes reward-details.json, which is preferred.
+DETAILS_NAMES = ("reward-details.json", "details.json")
+
+
+# --- lenient models of Harbor's files -------------------------------------------------------
+def as_utc(value: datetime | None) -> datetime | None:
+    """Naive datetimes (Harbor writes some with `datetime.now()`) are taken as UTC."""
+    if value is not None and value.tzinfo is None:
+        return value.replace(tzinfo=UTC)
+    return value
+
+
+UtcDatetime = Annotated[datetime | None, AfterValidator(as_utc)]
+
+
+class _Lenient(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+
+class TimingBlock(_Lenient):
+    started_at: UtcDatetime = None
+    finished_at: UtcDatetime = None
+
+
+class ModelInfo(_Lenient):
+    name: str | None = None
+    provider: str | None = None
+
+
+class AgentInfo(_Lenient):
+    name: str | None = None
+    version: str | None = None
+    model_info: ModelInfo | None = None
+
+
+class AgentResult(_Lenient):
+    n_input_tokens: int | None = None
+    n_cache_tokens: int | None = None
+    n_output_tokens: int | None = None
+    cost_usd: float | None = None
+
+
+class VerifierResult(_Lenient):
+    # Values stay raw: a string or boolean reward is judged by rules.read_reward_data.
+    rewards: dict[str, Any] | None = None
+
+
+class ExceptionInfo(_Lenient):
+    exception_type: str | None = None
+    exception_message: str | None = None
+    exception_traceback: str | None = None
+    occurred_at: UtcDatetime = None
+
+
+class StepResult(_Lenient):
+    step_name: str | None = None
+    agent_result: AgentResult | None = None
+    verifier_result: VerifierResult | None = None
+    exception_info: ExceptionInfo | None = None
+    agent_execution: TimingBlock | None = None
+    verifier: TimingBlock | None = None
+
+
+class HarborTrialResult(_Lenient):
+    """Harbor's `TrialResult` (result.json of a trial folder)."""
+
+    id: str | None = None
+    task_name: str | None = None
+    trial_name: str | None = None
+    source: str | None = None
+    task_checksum: str | None = None
+    task_id: dict[str, Any] | None = None
+    config: dict[str, Any] | None = None
+    agent_info: AgentInfo | None = None
+    agent_result: AgentResult | None = None
+    verifier_result: VerifierResult | None = None
+    exception_info: ExceptionInfo | None = None
+    started_at: UtcDatetime = None
+    finished_at: UtcDatetime = None
+    environment_setup: TimingBlock | None = None
+    agent_setup: TimingBlock | None = None
+    agent_execution: TimingBlock | None = None
+    verifier: TimingBlock | None = None
+    step_results: list[StepResult] | None = None
+
+
+class HarborJobResult(_Lenient):
+    """Harbor's `JobResult` (result.json of a job folder)."""
+
+    id: str | None = None
+    started_at: UtcDatetime = None
+    finished_at: UtcDatetime = None
+    n_total_trials: int | None = None
+    stats: dict[str, Any] | None = None
+
+
+MAX_DROPS = 100
+
+
+def validate_leniently[M: BaseModel](model: type[M], data: dict[str, Any]) -> tuple[M, list[str]]:
+    """`model` from Harbor's data, dropping (and naming) each value of the wrong type.
+
+    Every field is optional, so a bad value is replaced by None (a bad list element by an
+    empty object) and validation tried again: one bad token count costs that count, not the
+    trial. `data` is the caller's freshly parsed JSON and is changed in place.
+    """
+    problems: list[str] = []
+    for _ in range(MAX_DROPS):
+        try:
+            return model.model_validate(data), problems
+        except ValidationError as exc:
+            errors = exc.errors(include_url=False, include_input=False)
+        for error in errors:
+            where = ".".join(str(part) for part in error["loc"])
+            problems.append(f"{where} ignored ({error['msg']})")
+            _drop(data, error["loc"])
+    return model.model_validate({}), [*problems, "too many bad values: everything ignored"]
+
+
+def _drop(data: dict[str, Any], loc: tuple[int | str, ...]) -> None:
+    container: Any = data
+    for part in loc[:-1]:
+        try:
+            container = container[part]
+        except (KeyError, IndexError, TypeError):
+            data[str(loc[0])] = None
+            return
+    last = loc[-1]
+    if isinstance(container, list) and isinstance(last, int) and 0 <= last < len(container):
+        container[last] = {}
+    elif isinstance(container, dict) and last in container:
+        container[last] = None
+    else:
+        data[str(loc[0])] = None
+
+
+def is_trial_result(data: Any) -> bool:
+    return isinstance(data, dict) and ("trial_name" in data or "task_name" in data)
+
+
+def is_job_result(data: Any) -> bool:
+    return (
+        isinstance(data, dict)
+        and not is_trial_result(data)
+        and ("n_total_trials" in data or "stats" in data)
+    )
+
+
+# --- the job ----------------------------------------------------------------------------------
+def read_job(
+    folder: Folder, name: str, *, result_data: Any = None, read_result: bool = True
+) -> tuple[JobRecord, list[Problem]]:
+    """The job a Harbor job folder describes: its result.json (JobResult) and config.json.
+
+    Neither file is required (a job that is still running has no result.json yet); one that
+    cannot be read is reported and the job is recorded from its name alone.
+    """
+    problems: list[Problem] = []
+    fields: dict[str, Any] = {"name": name, "source_path": folder.path}
+    if result_data is None and read_result and folder.has("result.json"):
+        result_data = _read_json_or_report(folder, "result.json", problems)
+    if isinstance(result_data, dict):
+        job, dropped = validate_leniently(HarborJobResult, result_data)
+        for problem in dropped:
+            problems.append(
+                Problem("unreadable", folder.root.display(folder.rel_to("result.json")), problem)
+            )
+        fields["started_at"] = job.started_at
+        fields["finished_at"] = job.finished_at
+        stats = _bounded_stats(job.stats or {})
+        if job.n_total_trials is not None:
+            stats.setdefault("n_total_trials", job.n_total_trials)
+        fields["stats"] = stats
+    if folder.has("config.json"):
+        config = _read_json_or_report(folder, "config.json", problems)
+        if isinstance(config, dict):
+            fields["config"] = _bounded_lists(config)
+    try:
+        return JobRecord(**fields), problems
+    except ValidationError as exc:
+        problems.append(Problem("unreadable", folder.display, describe_validation_error(exc)))
+        return JobRecord(name=name, source_path=folder.path), problems
+
+
+# JobResult.stats.evals[...] lists every trial's name under its reward and exception.
+NAME_LISTS = ("reward_stats", "exception_stats")
+
+
+def _bounded_stats(stats: dict[str, Any]) -> dict[str, Any]:
+    """Harbor's job stats with the per-trial name lists replaced by their lengths.
+
+    The job record travels in every trial's bundle (and so in each trial's content digest);
+    lists that grow with the job would make a 10,000-trial job cost 10,000² to write. The
+    names are not lost: each trial carries its own reward and exception.
+    """
+    evals = stats.get("evals")
+    if not isinstance(evals, dict):
+        return stats
+    counted = {}
+    for key, entry in evals.items():
+        if isinstance(entry, dict):
+            entry = {
+                name: _lengths(value) if name in NAME_LISTS else value
+                for name, value in entry.items()
+            }
+        counted[key] = entry
+    return {**stats, "evals": counted}
+
+
+# A job config may list every task (`tasks`, `datasets[].task_names`): a list this long is
+# kept as its length and first items, for the same reason as the stats above.
+LONG_LIST = 200
+LIST_HEAD = 20
+
+
+def _bounded_lists(value: Any) -> Any:
+    if isinstance(value, list):
+        if len(value) > LONG_LIST:
+            head = [_bounded_lists(item) for item in value[:LIST_HEAD]]
+            return {"omitted_list": {"length": len(value), "first": head}}
+        return [_bounded_lists(item) for item in value]
+    if isinstance(value, dict):
+        return {key: _bounded_lists(item) for key, item in value.items()}
+    return value
+
+
+def _lengths(value: Any) -> Any:
+    if isinstance(value, list):
+        return len(value)
+    if isinstance(value, dict):
+        return {key: _lengths(item) for key, item in value.items()}
+    return value
+
+
+def _read_json_or_report(folder: Folder, name: str, problems: list[Problem]) -> Any:
+    try:
+        raw = folder.read(name)
+        return None if raw is None else loads_json(raw, folder.root.limits.max_depth)
+    except ArtifactError as exc:
+        problems.append(Problem("unreadable", folder.root.display(folder.rel_to(name)), str(exc)))
+        return None
+
+
+# --- the trial --------------------------------------------------------------------------------
+class _Collected:
+    """What one trial's files gave: errors, the files that define the result, raw texts."""
+
+    def __init__(self, trial: Folder) -> None:
+        self.trial = trial
+        self.errors: list[str] = []
+        self.defining: list[tuple[str, bytes]] = []
+        self.raw: dict[str, str] = {}
+
+    def read(self, folder: Folder, name: str, *, tail: bool = False) -> bytes | None:
+        """Read a file of the trial; an unreadable one becomes an error naming it."""
+        if not folder.has(name):
+            return None
+        try:
+            return folder.read(name, tail=tail)
+        except ArtifactError as exc:
+            self.errors.append(f"{self.inside(folder, name)}: {exc}")
+            return None
+
+    def json(self, folder: Folder, name: str, data: bytes | None) -> Any:
+        if data is None:
+            return None
+        try:
+            return loads_json(data, folder.root.limits.max_depth)
+        except ArtifactError as exc:
+            self.errors.append(f"{self.inside(folder, name)}: {exc}")
+            return None
+
+    def child(self, folder: Folder, name: str) -> Folder | None:
+        try:
+            return folder.child(name)
+        except ArtifactError as exc:
+            self.errors.append(f"{self.inside(folder, name)}: {exc}")
+            return None
+
+    def keep(self, folder: Folder, name: str, data: bytes) -> None:
+        """A file that defines the result: hashed into the digest and kept verbatim."""
+        rel = self.inside(folder, name)
+        self.defining.append((rel, data))
+        self.raw[rel] = lenient_text(data)
+
+    def inside(self, folder: Folder, name: str) -> str:
+        rel = folder.rel_to(name)
+        prefix = self.trial.rel
+        return rel[len(prefix) + 1 :] if prefix and rel.startswith(prefix + "/") else rel
+
+
+class _VerifierFiles:
+    def __init__(self) -> None:
+        self.reward_json: bytes | None = None
+        self.reward_txt: bytes | None = None
+        self.details: Any = None
+        self.ctrf: Any = None
+        self.stdout: str = ""
+
+    @property
+    def has_reward_file(self) -> bool:
+        return self.reward_json is not None or self.reward_txt is not None
+
+
+def _read_verifier(got: _Collected, folder: Folder | None) -> _VerifierFiles:
+    files = _VerifierFiles()
+    if folder is None:
+        return files
+    for name in ("reward.json", "reward.txt"):
+        data = got.read(folder, name)
+        if data is not None:
+            got.keep(folder, name, data)
+            setattr(files, name.replace(".", "_"), data)
+    detail_names = [n for n in DETAILS_NAMES if folder.has(n)] + sorted(
+        n for n in folder.entries if n.endswith("_details.json")
+    )
+    for name in detail_names:
+        data = got.read(folder, name)
+        if data is None:
+            continue
+        got.keep(folder, name, data)
+        parsed = got.json(folder, name, data)
+        if files.details is None and parsed is not None:
+            files.details = parsed
+    files.ctrf = got.json(folder, "ctrf.json", got.read(folder, "ctrf.json"))
+    if files.ctrf is not None and not isinstance(files.ctrf, dict):
+        got.errors.append(f"{got.inside(folder, 'ctrf.json')}: not a JSON object")
+        files.ctrf = None
+    # A log: its end matters, so a long one is kept truncated rather than refused.
+    stdout = got.read(folder, "test-stdout.txt", tail=True)
+    files.stdout = lenient_text(stdout) if stdout is not None else ""
+    return files
+
+
+def _reward_from_files(files: _VerifierFiles) -> rules.RewardReading | None:
+    """reward.json wins over reward.txt (a bare number meaning {"reward": x})."""
+    if files.reward_json is not None:
+        return rules.read_reward_json(files.reward_json)
+    if files.reward_txt is not None:
+        return rules.read_reward_txt(files.reward_txt)
+    return None
+
+
+def _headline(result: HarborTrialResult, files: _VerifierFiles | None) -> rules.RewardReading:
+    """The reward Harbor recorded; 0.0 when it recorded none (DESIGN §5)."""
+    verifier_result = result.verifier_result
+    if verifier_result is not None and verifier_result.rewards is not None:
+        reading = rules.read_reward_data(verifier_result.rewards)
+        if reading.errors:
+            return rules.RewardReading(
+                reading.reward,
+                reading.verifier_completed,
+                reading.metrics,
+                [f"result.json verifier_result: {e}" for e in reading.errors],
+            )
+        return reading
+    from_file = _reward_from_files(files) if files is not None else None
+    if from_file is None:
+        return rules.RewardReading(
+            0.0, False, errors=["Harbor recorded no verifier result and wrote no reward file"]
+        )
+    if from_file.errors:
+        return rules.RewardReading(0.0, True, errors=from_file.errors)
+    return rules.RewardReading(
+        0.0,
+        True,
+        errors=[
+            "Harbor recorded no verifier result; the reward file's "
+            f"{from_file.reward!r} is not used"
+        ],
+    )
+
+
+def _clip(value: str | None, limit: int = SHORT) -> str:
+    return (value or "")[:limit]
+
+
+def _count(value: int | None, errors: list[str], what: str) -> int | None:
+    if value is None:
+        return None
+    if not 0 <= value <= MAX_BIGINT:
+        errors.append(f"result.json: {what} {value} is out of range, ignored")
+        return None
+    return value
+
+
+def _timing(block: TimingBlock | None) -> dict[str, Any] | None:
+    if block is None or (block.started_at is None and block.finished_at is None):
+        return None
+    timing: dict[str, Any] = {
+        "started_at": block.started_at.isoformat() if block.started_at else None,
+        "finished_at": block.finished_at.isoformat() if block.finished_at else None,
+    }
+    if block.started_at and block.finished_at:
+        timing["seconds"] = round((block.finished_at - block.started_at).total_seconds(), 3)
+    return timing
+
+
+def _timings(result: HarborTrialResult) -> dict[str, Any]:
+    timings: dict[str, Any] = {}
+    for name in ("environment_setup", "agent_setup", "agent_execution", "verifier"):
+        timing = _timing(getattr(result, name))
+        if timing:
+            timings[name] = timing
+    steps: dict[str, Any] = {}
+    for index, step in enumerate(result.step_results or []):
+        blocks = {
+            name: timing
+            for name in ("agent_execution", "verifier")
+            if (timing := _timing(getattr(step, name)))
+        }
+        if blocks:
+            steps[step.step_name or str(index)] = blocks
+    if steps:
+        timings["steps"] = steps
+    return timings
+
+
+def _model(result: HarborTrialResult) -> tuple[str, str]:
+    """(model, provider): agent_info.model_info, else config.agent.model_name "provider/model"."""
+    info = result.agent_info.model_info if result.agent_info else None
+    if info is not None and (info.name or info.provider):
+        return _clip(info.name), _clip(info.provider)
+    agent = (result.config or {}).get("agent")
+    model_name = agent.get("model_name") if isinstance(agent, dict) else None
+    if not isinstance(model_name, str) or not model_name:
+        return "", ""
+    provider, slash, model = model_name.partition("/")
+    return (_clip(model), _clip(provider)) if slash else (_clip(model_name), "")
+
+
+def _agent_name(result: HarborTrialResult) -> str:
+    if result.agent_info and result.agent_info.name:
+        return _clip(result.agent_info.name)
+    agent = (result.config or {}).get("agent")
+    name = agent.get("name") if isinstance(agent, dict) else None
+    return _clip(name) if isinstance(name, str) else ""
+
+
+def _tokens(result: HarborTrialResult, errors: list[str]) -> dict[str, Any]:
+    """Token counts and cost; a multi-step trial's are the sum over its steps."""
+    blocks = [result.agent_result] if result.agent_result else []
+    if not blocks:
+        blocks = [s.agent_result for s in result.step_results or [] if s.agent_result]
+    totals: dict[str, Any] = {}
+    for name in ("n_input_tokens", "n_cache_tokens", "n_output_tokens", "cost_usd"):
+        values = [getattr(b, name) for b in blocks if getattr(b, name) is not None]
+        totals[name] = sum(values) if values else None
+    for name in ("n_input_tokens", "n_cache_tokens", "n_output_tokens"):
+        totals[name] = _count(totals[name], errors, name)
+    cost = totals["cost_usd"]
+    if cost is not None and not (math.isfinite(cost) and cost >= 0):
+        errors.append("result.json: cost_usd is not a finite, non-negative number, ignored")
+        totals["cost_usd"] = None
+    return totals
+
+
+EXCEPTION_LINE = re.compile(r"^([A-Za-z_][\w.]*)(?::|$)")
+
+
+def _exception(result: HarborTrialResult, got: _Collected) -> tuple[str, str, str, datetime | None]:
+    """(type, message, traceback, occurred_at): result.json's, a step's, or exception.txt."""
+    info = result.exception_info
+    if info is None:
+        info = next((s.exception_info for s in result.step_results or [] if s.exception_info), None)
+    if info is not None and (info.exception_type or info.exception_message):
+        traceback = info.exception_traceback or ""
+        if not traceback:
+            text = got.read(got.trial, "exception.txt", tail=True)
+            traceback = lenient_text(text) if text is not None else ""
+        return (
+            _clip(info.exception_type or "Exception"),
+            info.exception_message or "",
+            traceback,
+            info.occurred_at,
+        )
+    text = got.read(got.trial, "exception.txt", tail=True)
+    if not text or not text.strip():
+        return "", "", "", None
+    traceback = lenient_text(text)
+    last = traceback.strip().splitlines()[-1]
+    match = EXCEPTION_LINE.match(last)
+    kind = match.group(1).rsplit(".", 1)[-1] if match else "Exception"
+    message = last.partition(":")[2].strip() if match else ""
+    return _clip(kind), message, traceback, None
+
+
+def _status(exception_type: str, result: HarborTrialResult) -> TrialStatus:
+    if exception_type:
+        return "cancelled" if exception_type == "CancelledError" else "failed"
+    if result.finished_at is not None:
+        return "completed"
+    if result.started_at is not None:
+        return "running"
+    return "pending"
+
+
+def _step_order(result: HarborTrialResult, names: list[str]) -> list[str]:
+    """Step folders in the order Harbor ran them (step_results), the others after."""
+    ran = [s.step_name for s in result.step_results or [] if s.step_name in names]
+    return [*dict.fromkeys(ran), *(n for n in names if n not in ran)]
+
+
+def _final_response(trajectory: Any) -> str:
+    """The agent's last message in an ATIF trajectory: what it finally said."""
+    if isinstance(trajectory, dict) and isinstance(trajectory.get("multi_step"), list):
+        finals = [_final_response(s.get("trajectory")) for s in trajectory["multi_step"]]
+        return next((f for f in reversed(finals) if f), "")
+    steps = trajectory.get("steps") if isinstance(trajectory, dict) else None
+    if not isinstance(steps, list):
+        return ""
+    for step in reversed(steps):
+        if isinstance(step, dict) and step.get("source") == "agent":
+            message = step.get("message")
+            if isinstance(message, str) and message.strip():
+                return message
+    return ""
+
+
+def _task_name(result: HarborTrialResult, folder: Folder) -> str:
+    if result.task_name:
+        return result.task_name
+    task = (result.config or {}).get("task")
+    for candidate in (
+        task.get("name") if isinstance(task, dict) else None,
+        (result.task_id or {}).get("path"),
+        task.get("path") if isinstance(task, dict) else None,
+    ):
+        if isinstance(candidate, str) and candidate.strip("/"):
+            return candidate.rstrip("/").rsplit("/", 1)[-1]
+    # Harbor names a trial "<task>__<suffix>".
+    return (result.trial_name or folder.name).rsplit("__", 1)[0]
+
+
+def _uid(result: HarborTrialResult, job: str, trial: str) -> uuid.UUID:
+    if result.id:
+        try:
+            return uuid.UUID(result.id)
+        except ValueError:
+            pass
+    return uuid.uuid5(UID_NAMESPACE, f"harbor\x00{job}\x00{trial}")
+
+
+def read_trial(
+    folder: Folder, job: JobRecord, *, result_raw: bytes | None = None, result_data: Any = None
+) -> TrialBundle | Problem:
+    """One Harbor trial folder as a bundle, or the problem that stopped it.
+
+    Discovery may already have read (and parsed) result.json to tell a trial from a job;
+    it passes the bytes (and data) on so the file is neither read nor parsed twice.
+    """
+    where = folder.display
+    try:
+        raw = result_raw if result_raw is not None else folder.read("result.json")
+    except ArtifactError as exc:
+        return Problem("unreadable", folder.root.display(folder.rel_to("result.json")), str(exc))
+    if raw is None:
+        reason = (
+            folder.listing_error or "no result.json: not a Harbor trial, or it has not finished"
+        )
+        return Problem("unreadable", where, reason)
+    data = result_data if result_raw is not None else None
+    if data is None:
+        try:
+            data = loads_json(raw, folder.root.limits.max_depth)
+        except ArtifactError as exc:
+            where_json = folder.root.display(folder.rel_to("result.json"))
+            return Problem("unreadable", where_json, str(exc))
+    if not is_trial_result(data):
+        return Problem(
+            "unreadable",
+            folder.root.display(folder.rel_to("result.json")),
+            "not a Harbor trial result (no trial_name or task_name)",
+        )
+    result, dropped = validate_leniently(HarborTrialResult, data)
+
+    got = _Collected(folder)
+    got.errors.extend(f"result.json: {p}" for p in dropped)
+    got.defining.append(("result.json", raw))
+    trial_name = result.trial_name or folder.name
+
+    if result.config is None and folder.has("config.json"):
+        config = got.json(folder, "config.json", got.read(folder, "config.json"))
+        result.config = config if isinstance(config, dict) else None
+
+    verifier = _read_verifier(got, got.child(folder, "verifier"))
+    steps_folder = got.child(folder, "steps")
+    step_files: dict[str, _VerifierFiles] = {}
+    step_trajectories: list[tuple[str, Any]] = []
+    if steps_folder is not None:
+        for step_name in _step_order(result, steps_folder.subfolder_names()):
+            step = got.child(steps_folder, step_name)
+            if step is None:
+                continue
+            step_files[step_name] = _read_verifier(got, got.child(step, "verifier"))
+            step_agent = got.child(step, "agent")
+            if step_agent is not None and step_agent.has("trajectory.json"):
+                step_trajectories.append(
+                    (
+                        step_name,
+                        got.json(
+                            step_agent,
+                            "trajectory.json",
+                            got.read(step_agent, "trajectory.json"),
+                        ),
+                    )
+                )
+
+    # Which reward files speak when Harbor recorded no verifier result: the trial's own,
+    # else the last step's that wrote one.
+    fallback: _VerifierFiles | None = verifier
+    if not verifier.has_reward_file:
+        fallback = next((f for f in reversed(step_files.values()) if f.has_reward_file), None)
+    reading = _headline(result, fallback)
+
+    breakdown: Any = verifier.details
+    if breakdown is None and step_files:
+        per_step = {n: f.details for n, f in step_files.items() if f.details is not None}
+        breakdown = per_step or None
+    if breakdown is not None and not isinstance(breakdown, dict):
+        got.errors.append("reward details: not a JSON object, kept raw only")
+        breakdown = None
+
+    agent = got.child(folder, "agent")
+    trajectory: Any = None
+    if agent is not None:
+        trajectory = got.json(agent, "trajectory.json", got.read(agent, "trajectory.json"))
+    if trajectory is None and step_trajectories:
+        trajectory = (
+            step_trajectories[0][1]
+            if len(step_trajectories) == 1
+            else {"multi_step": [{"step_name": n, "trajectory": t} for n, t in step_trajectories]}
+        )
+    if trajectory is not None and not isinstance(trajectory, dict | list):
+        got.errors.append("agent/trajectory.json: not an ATIF document, ignored")
+        trajectory = None
+
+    ctrf = verifier.ctrf
+    stdout = verifier.stdout
+    if step_files:
+        if ctrf is None:
+            ctrf = next((f.ctrf for f in reversed(step_files.values()) if f.ctrf), None)
+        if not stdout:
+            stdout = "\n".join(
+                f"== step {n} ==\n{f.stdout}" for n, f in step_files.items() if f.stdout
+            )
+
+    exception_type, exception_message, traceback, occurred_at = _exception(result, got)
+    model_name, model_provider = _model(result)
+    timings = _timings(result)
+    if occurred_at is not None:
+        timings["exception_occurred_at"] = occurred_at.isoformat()
+    tokens = _tokens(result, got.errors)
+
+    try:
+        return TrialBundle(
+            job=job,
+            task=TaskRecord(
+                name=_task_name(result, folder),
+                source=result.source or _config_task_source(result),
+                checksum=result.task_checksum or "",
+            ),
+            trial=TrialRecord(
+                name=trial_name,
+                uid=_uid(result, job.name, trial_name),
+                agent_name=_agent_name(result),
+                agent_version=_clip(result.agent_info.version if result.agent_info else ""),
+                model_name=model_name,
+                model_provider=model_provider,
+                status=_status(exception_type, result),
+                started_at=result.started_at,
+                finished_at=result.finished_at,
+                timings=timings,
+                exception_type=exception_type,
+                exception_message=exception_message,
+                exception_traceback=traceback,
+                config=result.config or {},
+                trajectory=trajectory,
+                final_response=_final_response(trajectory),
+                verifier_stdout=stdout,
+                ctrf=ctrf,
+                source_path=folder.path,
+                **tokens,
+            ),
+            results=[
+                ResultRecord(
+                    reward=reading.reward,
+                    metrics=reading.metrics,
+                    # Harbor tasks declare no output file: there is nothing to fail to parse.
+                    validity=ValidityCheck(
+                        output_parseable=True,
+                        schema_valid=True,
+                        verifier_completed=reading.verifier_completed,
+                        errors=[*reading.errors, *got.errors],
+                    ),
+                    breakdown=breakdown,
+                    artifact_digest=artifact_digest(got.defining),
+                    raw_artifacts=got.raw,
+                )
+            ],
+        )
+    except ValidationError as exc:
+        return Problem("invalid", f"{job.name}/{trial_name}", describe_validation_error(exc))
+
+
+def _config_task_source(result: HarborTrialResult) -> str:
+    task = (result.config or {}).get("task")
+    source = task.get("source") if isinstance(task, Mapping) else None
+    return source if isinstance(source, str) else ""

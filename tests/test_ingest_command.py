@@ -1,0 +1,280 @@
+"""`manage.py ingest`: detection by shape, the summary, exit status, idempotency, atomicity."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from django.db import IntegrityError
+
+from rewards.models import (
+    ErrorTag,
+    EvaluationResult,
+    Job,
+    JudgeVerdict,
+    ScorerResult,
+    Task,
+    Trial,
+    TrialDetail,
+)
+from tests.ingest_helpers import (
+    CALENDAR_JOB,
+    SKILLS_JOB,
+    harbor_trial,
+    ingest,
+    lay_out_samples,
+    synthetic_job,
+    write_files,
+)
+
+pytestmark = pytest.mark.django_db
+
+MODELS = (Job, Task, Trial, TrialDetail, EvaluationResult, ScorerResult, JudgeVerdict, ErrorTag)
+
+
+def row_counts() -> dict[str, int]:
+    return {model.__name__: model.objects.count() for model in MODELS}
+
+
+def contract(root: Path, name: str, files: dict[str, object] | None = None) -> Path:
+    return write_files(root / name, {"logs/verifier/reward.json": {"reward": 0.5}, **(files or {})})
+
+
+def test_the_summary_counts_each_outcome_and_names_each_problem(
+    harbor_samples: Path, tmp_path: Path
+) -> None:
+    lay_out_samples(harbor_samples, tmp_path / "jobs")
+    contract(tmp_path / "jobs" / "contract-runs", "good")
+    write_files(tmp_path / "jobs" / "contract-runs" / "bad", {"trial.json": {"name": 5}})
+    (tmp_path / "jobs" / "empty").mkdir()
+
+    ran = ingest(tmp_path / "jobs")
+
+    assert ran.error == ""
+    assert ran.lines == [
+        "Summary: ingested 5, unchanged 0, updated 0, invalid 1, unreadable 1",
+        "invalid: contract-runs/bad: trial.json: name: Input should be a valid string",
+        f"unreadable: {tmp_path / 'jobs' / 'empty'}: no trials found",
+    ]
+
+
+def test_ingesting_twice_leaves_everything_unchanged(harbor_samples: Path, tmp_path: Path) -> None:
+    lay_out_samples(harbor_samples, tmp_path / "jobs")
+    contract(tmp_path / "jobs" / "contract-runs", "c1", {"judge.json": "garbage"})
+    assert ingest(tmp_path / "jobs").error == ""
+    before = row_counts()
+    summaries = dict(Trial.objects.values_list("name", "content_digest"))
+
+    ran = ingest(tmp_path / "jobs")
+
+    assert ran.summary() == "Summary: ingested 0, unchanged 5, updated 0, invalid 0, unreadable 0"
+    assert row_counts() == before
+    assert dict(Trial.objects.values_list("name", "content_digest")) == summaries
+
+
+def test_a_changed_artifact_updates_the_trial_and_keeps_the_old_result(tmp_path: Path) -> None:
+    trial = contract(tmp_path / "runs", "c1")
+    assert ingest(tmp_path / "runs").error == ""
+    (trial / "logs" / "verifier" / "reward.json").write_text('{"reward": 0.8}')
+
+    ran = ingest(tmp_path / "runs")
+
+    assert ran.summary() == "Summary: ingested 0, unchanged 0, updated 1, invalid 0, unreadable 0"
+    stored = Trial.objects.get()
+    assert stored.reward == 0.8
+    results = list(stored.results.order_by("id").values_list("reward", "is_current"))
+    assert results == [(0.5, False), (0.8, True)]
+
+
+def test_a_changed_harbor_result_updates_the_trial(harbor_samples: Path, tmp_path: Path) -> None:
+    folder = harbor_trial(tmp_path / "job", "t1", harbor_samples)
+    assert ingest(tmp_path / "job").error == ""
+    data = json.loads((folder / "result.json").read_text())
+    data["verifier_result"]["rewards"]["reward"] = 1.0
+    (folder / "result.json").write_text(json.dumps(data))
+
+    ran = ingest(tmp_path / "job")
+
+    assert ran.summary().startswith("Summary: ingested 0, unchanged 0, updated 1,")
+    assert EvaluationResult.objects.count() == 2
+    assert EvaluationResult.objects.get(is_current=True).reward == 1.0
+    assert Trial.objects.get().reward == 1.0
+
+
+def test_a_duplicate_uid_fails_only_its_own_trial_and_leaves_no_row_of_it(
+    harbor_samples: Path, tmp_path: Path
+) -> None:
+    first = harbor_trial(tmp_path / "job-a", "t1", harbor_samples)
+    assert ingest(tmp_path / "job-a").error == ""
+    uid = json.loads((first / "result.json").read_text())["id"]
+    harbor_trial(tmp_path / "job-b", "good-1", harbor_samples)
+    harbor_trial(tmp_path / "job-b", "same-uid", harbor_samples, id=uid)
+    harbor_trial(tmp_path / "job-b", "good-2", harbor_samples)
+    before = row_counts()
+
+    ran = ingest(tmp_path / "job-b")
+
+    assert ran.error == ""
+    assert ran.lines == [
+        "Summary: ingested 2, unchanged 0, updated 0, invalid 1, unreadable 0",
+        "invalid: job-b/same-uid: its uid is already used by a trial in another job",
+    ]
+    job_b = Job.objects.get(name="job-b")
+    assert sorted(job_b.trials.values_list("name", flat=True)) == ["good-1", "good-2"]
+    after = row_counts()
+    assert after["Trial"] == before["Trial"] + 2
+    assert after["TrialDetail"] == before["TrialDetail"] + 2
+    assert after["EvaluationResult"] == before["EvaluationResult"] + 2
+
+
+def test_a_trial_failing_half_way_through_its_write_leaves_no_row(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    tags = [{"category": "boom", "source": "mechanical"}]
+    contract(tmp_path / "runs", "a")
+    contract(tmp_path / "runs", "b", {"trial.json": {"error_tags": tags}})
+    contract(tmp_path / "runs", "c")
+    real_bulk_create = ErrorTag.objects.bulk_create
+
+    def failing(objs: list[ErrorTag], *args: object, **kwargs: object) -> list[ErrorTag]:
+        # The last insert of a trial's write: its Trial, detail and result rows exist by now.
+        if any(tag.category == "boom" for tag in objs):
+            raise IntegrityError("simulated failure")
+        return real_bulk_create(objs, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(ErrorTag.objects, "bulk_create", failing)
+
+    ran = ingest(tmp_path / "runs")
+
+    assert ran.summary() == "Summary: ingested 2, unchanged 0, updated 0, invalid 1, unreadable 0"
+    assert "invalid: runs/b: the database refused it (IntegrityError)" in ran.lines
+    assert sorted(Trial.objects.values_list("name", flat=True)) == ["a", "c"]
+    assert TrialDetail.objects.count() == EvaluationResult.objects.count() == 2
+
+
+def test_small_batches_store_everything(harbor_samples: Path, tmp_path: Path) -> None:
+    lay_out_samples(harbor_samples, tmp_path / "jobs")
+
+    ran = ingest(tmp_path / "jobs", "--batch-size", "1")
+
+    assert ran.summary() == "Summary: ingested 4, unchanged 0, updated 0, invalid 0, unreadable 0"
+
+
+def test_many_trials_in_one_job_are_ingested_in_batches(
+    harbor_samples: Path, tmp_path: Path
+) -> None:
+    job = synthetic_job(harbor_samples, tmp_path, 60)
+
+    ran = ingest(job, "--batch-size", "25")
+
+    assert ran.summary() == "Summary: ingested 60, unchanged 0, updated 0, invalid 0, unreadable 0"
+    assert Trial.objects.filter(job__name="synthetic-job").count() == 60
+    assert ingest(job).summary().startswith("Summary: ingested 0, unchanged 60,")
+
+
+def test_several_paths_of_different_shapes_in_one_run(harbor_samples: Path, tmp_path: Path) -> None:
+    jobs = lay_out_samples(harbor_samples, tmp_path / "jobs")
+    runs = tmp_path / "runs"
+    contract(runs, "c1")
+
+    ran = ingest(jobs.job(SKILLS_JOB), jobs.job(CALENDAR_JOB), runs / "c1")
+
+    assert ran.summary() == "Summary: ingested 4, unchanged 0, updated 0, invalid 0, unreadable 0"
+    assert set(Job.objects.values_list("name", flat=True)) == {SKILLS_JOB, CALENDAR_JOB, "runs"}
+
+
+@pytest.mark.parametrize(
+    ("make", "reason"),
+    [
+        (lambda p: p / "missing", "does not exist"),
+        (lambda p: write_files(p, {"notes.txt": "x"}) / "notes.txt", "is a file but not a .jsonl"),
+        (lambda p: p, "no trial could be read from it"),
+    ],
+)
+def test_a_path_that_cannot_be_read_at_all_exits_non_zero(
+    tmp_path: Path, make: object, reason: str
+) -> None:
+    path = make(tmp_path)  # type: ignore[operator]
+
+    ran = ingest(path)
+
+    assert ran.error.startswith(f"could not ingest {path}: {reason}")
+    assert ran.summary().startswith("Summary: ingested 0,")
+
+
+def test_a_bad_path_does_not_stop_the_good_ones(tmp_path: Path) -> None:
+    contract(tmp_path / "runs", "c1")
+
+    ran = ingest(tmp_path / "missing", tmp_path / "runs")
+
+    assert ran.error == f"could not ingest {tmp_path / 'missing'}: does not exist"
+    assert Trial.objects.count() == 1
+
+
+def test_invalid_and_unreadable_trials_do_not_change_the_exit_status(
+    harbor_samples: Path, tmp_path: Path
+) -> None:
+    job = tmp_path / "job"
+    harbor_trial(job, "ok", harbor_samples)
+    write_files(job / "broken", {"result.json": "{"})
+
+    ran = ingest(job)
+
+    assert ran.error == ""
+    assert f"unreadable: {job / 'broken' / 'result.json'}: not valid JSON at line 1" in ran.lines
+
+
+def test_progress_bar_is_harmless_without_a_terminal(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from django.core.management import call_command
+
+    contract(tmp_path / "runs", "c1")
+
+    call_command("ingest", str(tmp_path / "runs"))
+
+    out = capsys.readouterr().out
+    assert "Summary: ingested 1," in out
+
+
+def test_reader_processes_give_the_same_outcomes_as_reading_here(
+    harbor_samples: Path, tmp_path: Path
+) -> None:
+    from rewards.ingest.discover import Discovery, ItemReader
+
+    job = synthetic_job(harbor_samples, tmp_path, 24)
+    write_files(job / "broken", {"result.json": "{"})
+    here = ItemReader(None, workers=0)
+    there = ItemReader(None, workers=1, chunk=5, parallel_after=0)
+    try:
+        inline = list(here.outcomes(Discovery(str(job)).items()))
+        parallel = list(there.outcomes(Discovery(str(job)).items()))
+        assert there._pool is not None  # the reader process did the work
+    finally:
+        there.close()
+
+    assert parallel == inline
+    assert len(parallel) == 25
+
+
+def test_two_different_trials_filed_under_one_name_are_not_merged(
+    harbor_samples: Path, tmp_path: Path
+) -> None:
+    harbor_trial(tmp_path / "jobs" / "a", "t1", harbor_samples)
+    harbor_trial(tmp_path / "jobs" / "b", "t1", harbor_samples)
+
+    ran = ingest(tmp_path / "jobs", "--job", "merged")
+
+    assert ran.lines == [
+        "Summary: ingested 1, unchanged 0, updated 0, invalid 1, unreadable 0",
+        "invalid: merged/t1: another trial in this run has the same job and name",
+    ]
+
+
+def test_the_same_folder_twice_in_one_run_is_ingested_once(tmp_path: Path) -> None:
+    contract(tmp_path / "runs", "c1")
+
+    ran = ingest(tmp_path / "runs", tmp_path / "runs")
+
+    assert ran.summary() == "Summary: ingested 1, unchanged 1, updated 0, invalid 0, unreadable 0"
