@@ -8,7 +8,7 @@ itself reads them.
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Annotated, Any, Final, Literal
 from uuid import UUID
 
@@ -57,15 +57,34 @@ FiniteNumber = Annotated[float, BeforeValidator(_number), Field(allow_inf_nan=Fa
 UnitFloat = Annotated[float, BeforeValidator(_number), AfterValidator(_unit)]
 # Seed 003: the judge's rubric tiles are integers on 1-5 (4.0 is accepted as 4, 4.5 is not).
 Rating = Annotated[int, BeforeValidator(_integer), Field(ge=1, le=5)]
+
+
+def _utc(value: datetime) -> datetime:
+    """Naive datetimes (Harbor writes both kinds) are UTC; every datetime is stored in UTC.
+
+    One spelling per instant also makes a bundle's JSON, and so its digest, canonical.
+    """
+    if value.tzinfo is None or value.utcoffset() is None:
+        return value.replace(tzinfo=UTC)
+    return value.astimezone(UTC)
+
+
+UtcDatetime = Annotated[datetime, AfterValidator(_utc)]
+# Integers that land in 64- and 32-bit columns.
+BigInt = Annotated[int, Field(ge=-(2**63), le=2**63 - 1)]
+Int32 = Annotated[int, Field(ge=-(2**31), le=2**31 - 1)]
+# Bounds match the columns the values land in, so an oversized value is a validation error
+# naming its field, never a database refusal.
 ShortStr = Annotated[str, Field(max_length=255)]
+PathStr = Annotated[str, Field(max_length=1024)]
 
 
 # --- seed 000 -----------------------------------------------------------------------------
 class VerifierSpec(StrictModel):
-    script: str
-    expected_output_path: str
-    reward_path: str
-    details_path: str | None = None
+    script: PathStr
+    expected_output_path: PathStr
+    reward_path: PathStr
+    details_path: PathStr | None = None
 
 
 class RewardFile(BaseModel):
@@ -120,13 +139,13 @@ class ConfidenceMetadata(BaseModel):
 
 class Annotation(StrictModel):
     reviewer_id: Annotated[str, Field(min_length=1, max_length=150)]
-    reviewer_discipline: str | None = None
-    timestamp: datetime
+    reviewer_discipline: Annotated[str, Field(max_length=100)] | None = None
+    timestamp: UtcDatetime
     judgment: Literal["pass", "fail", "defer"]
     categories: list[str] = Field(default_factory=list)
     notes: str | None = None
     reward_seen: float | None = None
-    judge_verdict_seen: str = ""
+    judge_verdict_seen: Literal["PASS", "FAIL", "UNPARSEABLE", ""] = ""
 
 
 class EvaluationResult(StrictModel):
@@ -198,7 +217,7 @@ class JudgeVerdict(StrictModel):
     failure_mode: ShortStr | None = None
     reasoning: str = ""
     judge_model: ShortStr = ""
-    scored_at: datetime | None = None
+    scored_at: UtcDatetime | None = None
     fact_checks: list[FactCheck] = Field(default_factory=list)
     expected_outcome: Literal["completion", "refusal"] = "completion"
     raw_response: str = ""
@@ -246,15 +265,15 @@ class TrialFile(StrictModel):
     task: TaskSpec | None = None
     agent: AgentSpec | None = None
     status: TrialStatus = "completed"
-    started_at: datetime | None = None
-    finished_at: datetime | None = None
+    started_at: UtcDatetime | None = None
+    finished_at: UtcDatetime | None = None
     error_tags: list[ErrorTag] = Field(default_factory=list)
     confidence: ConfidenceMetadata | None = None
 
 
 class CommandOutput(StrictModel):
     command: str = ""
-    exit_code: int | None = None
+    exit_code: Int32 | None = None
     stdout_tail: str = ""
     stderr_tail: str = ""
 
@@ -262,8 +281,8 @@ class CommandOutput(StrictModel):
 # --- TrialBundle: the lossless one-trial interchange format --------------------------------
 class JobRecord(StrictModel):
     name: Annotated[str, Field(min_length=1, max_length=255)]
-    started_at: datetime | None = None
-    finished_at: datetime | None = None
+    started_at: UtcDatetime | None = None
+    finished_at: UtcDatetime | None = None
     config: dict[str, Any] = Field(default_factory=dict)
     stats: dict[str, Any] = Field(default_factory=dict)
     source_path: str = ""
@@ -274,10 +293,10 @@ class TaskRecord(StrictModel):
     source: ShortStr = ""
     checksum: Annotated[str, Field(max_length=128)] = ""
     instruction: str = ""
-    verifier_script: str = ""
-    expected_output_path: str = ""
-    reward_path: str = ""
-    details_path: str = ""
+    verifier_script: PathStr = ""
+    expected_output_path: PathStr = ""
+    reward_path: PathStr = ""
+    details_path: PathStr = ""
     output_format: Literal["json", "jsonl", "csv", "toml", "yaml", "text", ""] = ""
     output_schema: dict[str, Any] | None = None
     rubric_strategy: Literal["weighted_mean", "min"] = "weighted_mean"
@@ -293,12 +312,12 @@ class TrialRecord(StrictModel):
     model_name: ShortStr = ""
     model_provider: ShortStr = ""
     status: TrialStatus = "completed"
-    started_at: datetime | None = None
-    finished_at: datetime | None = None
+    started_at: UtcDatetime | None = None
+    finished_at: UtcDatetime | None = None
     timings: dict[str, Any] = Field(default_factory=dict)
-    n_input_tokens: int | None = None
-    n_cache_tokens: int | None = None
-    n_output_tokens: int | None = None
+    n_input_tokens: BigInt | None = None
+    n_cache_tokens: BigInt | None = None
+    n_output_tokens: BigInt | None = None
     cost_usd: float | None = Field(default=None, allow_inf_nan=False)
     exception_type: ShortStr = ""
     exception_message: str = ""
@@ -307,7 +326,7 @@ class TrialRecord(StrictModel):
     trajectory: dict[str, Any] | list[Any] | None = None
     workspace_diff: str = ""
     command: str = ""
-    exit_code: int | None = None
+    exit_code: Int32 | None = None
     stdout_tail: str = ""
     stderr_tail: str = ""
     final_response: str = ""
@@ -329,7 +348,7 @@ class ResultRecord(StrictModel):
     artifact_digest: Annotated[str, Field(min_length=64, max_length=64, pattern="^[0-9a-f]+$")]
     raw_artifacts: dict[str, str] = Field(default_factory=dict)
     is_current: bool = True
-    created_at: datetime | None = None
+    created_at: UtcDatetime | None = None
 
     def checked(self) -> ResultRecord:
         """Apply the seed's EvaluationResult validator; a rejected reward is stored as 0.0.

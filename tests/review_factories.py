@@ -317,7 +317,7 @@ def hostile_bundle() -> TrialBundle:
                 judgment="fail",
                 notes=f"notes {h}",
                 categories=[f"category {h}"],
-                reviewer_discipline=f"discipline {h}",
+                reviewer_discipline=f"discipline {h}"[:100],
                 judge_verdict_seen="FAIL",
             )
         ],

@@ -176,5 +176,9 @@ def test_a_number_no_column_can_hold_is_an_invalid_trial_not_a_crash(
 
     assert ran.error == ""
     assert ran.summary() == "Summary: ingested 1, unchanged 0, updated 0, invalid 1, unreadable 0"
-    assert ran.lines[1].startswith(f"invalid: {CALENDAR_JOB}/{CALENDAR}: ")
+    assert ran.lines[1].startswith(f"invalid: {CALENDAR_JOB}/{CALENDAR} ({path} line 1): ")
+    # Refused by the schema, naming the field, before the database could overflow.
+    assert ran.lines[1].endswith(
+        "trial.n_input_tokens: Input should be less than or equal to 9223372036854775807"
+    )
     assert list(Trial.objects.values_list("name", flat=True)) == [TIMEOUT]

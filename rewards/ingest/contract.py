@@ -30,7 +30,6 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
-import yaml
 from pydantic import TypeAdapter, ValidationError
 
 from rewards import rules
@@ -326,40 +325,12 @@ def _check_output(
         # The output decides output_parseable: a changed output is a changed result.
         reading.keep(output.name, output.data, raw=False)
     schema = spec.output_schema
-    fmt = rules.declared_format(spec.output_format, expected_output_path)
-    if schema and fmt == "yaml" and output.data is not None and _yaml_has_aliases(output.data):
-        # Stop-gap for a hole in rules.check_output: YAML aliases build a small graph that a
-        # recursive schema walks as a tree exponentially large (a 300-byte file takes
-        # minutes). The output still parses; it is just not checked against the schema.
-        check = rules.check_output(
-            output.data,
-            expected_output_path=expected_output_path,
-            output_format=spec.output_format,
-            output_schema=None,
-        )
-        if not check.output_parseable:
-            return check
-        return rules.OutputCheck(True, False, [YAML_ALIASES])
     return rules.check_output(
         output.data,
         expected_output_path=expected_output_path,
         output_format=spec.output_format,
         output_schema=schema,
     )
-
-
-YAML_ALIASES = "output uses YAML aliases: not checked against the schema (unbounded expansion)"
-
-
-def _yaml_has_aliases(raw: bytes) -> bool:
-    """Does this YAML text use an alias (`*name`)? Event parsing only, in linear time."""
-    try:
-        text = raw.decode("utf-8-sig")
-        return any(
-            isinstance(event, yaml.AliasEvent) for event in yaml.parse(text, yaml.SafeLoader)
-        )
-    except (UnicodeDecodeError, yaml.YAMLError, RecursionError):
-        return False  # rules.check_output reports why it does not parse
 
 
 def _read_scorers(reading: _Reading, max_depth: int) -> list[ScorerResult]:

@@ -19,10 +19,8 @@ listing, so a trial costs a few directory reads instead of a `stat` per candidat
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import posixpath
-import re
 import stat
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -30,7 +28,7 @@ from typing import Any, Literal
 
 from django.conf import settings
 
-from rewards.rules import ArtifactError
+from rewards.rules import ArtifactError, decode_text, loads_bounded, too_deep
 
 __all__ = [
     "ArtifactError",
@@ -41,6 +39,7 @@ __all__ = [
     "artifact_digest",
     "decode_text",
     "loads_json",
+    "too_deep",
 ]
 
 _OPEN_FLAGS = (
@@ -67,60 +66,9 @@ class Limits:
 
 
 # --- bounded JSON -----------------------------------------------------------------------------
-# A JSON string, matched without backtracking (possessive quantifiers), so brackets inside
-# strings are not counted as nesting.
-_JSON_STRING = re.compile(r'"(?:[^"\\]++|\\.)*+"', re.DOTALL)
-_NOT_BRACKET = re.compile(r"[^\[\]{}]+")
-_SQUARE = str.maketrans("{}", "[]")
-
-
-def too_deep(text: str, max_depth: int) -> bool:
-    """Is this JSON text nested deeper than `max_depth`? Decided before any parser recurses.
-
-    `rules.loads_bounded` walks the text a character at a time in Python, which costs about
-    half a millisecond for an ordinary trajectory; this does the same in C: drop strings,
-    keep only brackets, then strip innermost `[]` pairs once per level.
-    """
-    if text.count("[") + text.count("{") <= max_depth:
-        return False
-    brackets = _NOT_BRACKET.sub("", _JSON_STRING.sub("", text)).translate(_SQUARE)
-    for _ in range(max_depth):
-        if not brackets:
-            return False
-        shorter = brackets.replace("[]", "")
-        if shorter == brackets:
-            return False  # unbalanced: the parser will reject it with a better message
-        brackets = shorter
-    return "[]" in brackets
-
-
-def _reject_constant(name: str) -> Any:
-    # NaN and Infinity are not JSON; Python's parser accepts them unless told otherwise.
-    raise ArtifactError(f"not valid JSON: {name} is not a JSON value")
-
-
-def decode_text(raw: bytes) -> str:
-    try:
-        return raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise ArtifactError("not UTF-8 text") from exc
-
-
 def loads_json(raw: bytes | str, max_depth: int) -> Any:
-    """`rules.loads_bounded` with the same messages, but a depth check that is cheap."""
-    text = decode_text(raw) if isinstance(raw, bytes) else raw
-    if too_deep(text, max_depth):
-        raise ArtifactError(f"JSON nested deeper than {max_depth} levels")
-    try:
-        return json.loads(text, parse_constant=_reject_constant)
-    except RecursionError as exc:
-        raise ArtifactError("JSON nested too deeply") from exc
-    except ArtifactError:
-        raise
-    except ValueError as exc:
-        line = getattr(exc, "lineno", None)
-        where = f" at line {line}" if line else ""
-        raise ArtifactError(f"not valid JSON{where}") from exc
+    """`rules.loads_bounded` with the configured depth."""
+    return loads_bounded(raw, max_depth)
 
 
 def lenient_text(raw: bytes) -> str:

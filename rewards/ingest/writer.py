@@ -14,9 +14,8 @@ import json
 import logging
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from datetime import UTC, date, datetime
+from datetime import UTC, datetime
 from typing import Any, Literal
-from uuid import UUID
 
 from django.db import DatabaseError, transaction
 from django.dispatch import Signal
@@ -48,7 +47,7 @@ Status = Literal["ingested", "unchanged", "updated", "invalid"]
 
 # What makes a batch fall back to one trial per transaction; a trial that still fails is
 # reported "invalid". Our own ValueErrors name a bundle problem found while writing.
-_WRITE_ERRORS = (DatabaseError, ValueError)
+_WRITE_ERRORS = (DatabaseError, ValueError, OverflowError)
 
 
 @dataclass(frozen=True)
@@ -73,19 +72,18 @@ def _aware_or_none(value: datetime | None) -> datetime | None:
     return _aware(value) if value is not None else None
 
 
-def _canonical(value: Any) -> Any:
-    """JSON-ready data whose text does not depend on dict key order or datetime spelling."""
-    if isinstance(value, datetime):
-        return _aware(value).astimezone(UTC).isoformat()
-    if isinstance(value, date):
-        return value.isoformat()
-    if isinstance(value, UUID):
-        return str(value)
-    if isinstance(value, dict):
-        return {str(key): _canonical(item) for key, item in value.items()}
-    if isinstance(value, list | tuple):
-        return [_canonical(item) for item in value]
-    return value
+JOB_FIELDS = ("started_at", "finished_at", "config", "stats", "source_path")
+
+# What the digest leaves out: annotations (the review app's, not the pipeline's), the
+# results' `created_at` (when a row was stored, not what the verifier said), and the job's
+# metadata: a Harbor job's result.json lists every trial, so including it would make each
+# trial's digest change whenever the job grew (and hashing it per trial is quadratic work);
+# the writer refreshes the job row on its own.
+_DIGEST_EXCLUDE: dict[str, Any] = {
+    "annotations": True,
+    "results": {"__all__": {"created_at"}},
+    "job": set(JOB_FIELDS),
+}
 
 
 def content_digest(bundle: TrialBundle) -> str:
@@ -93,16 +91,11 @@ def content_digest(bundle: TrialBundle) -> str:
 
     Canonical, so that the same artifacts always give the same digest: keys sorted (a
     PostgreSQL jsonb column hands dicts back in its own key order, so an exported bundle
-    would otherwise never match the one it was made from), datetimes in UTC. Left out:
-    annotations (the review app's, not the pipeline's) and the results' `created_at` (when
-    a row was stored, not what the verifier said).
+    would otherwise never match the one it was made from); datetimes are already in UTC
+    (`schemas.UtcDatetime`), so their JSON spelling is unique.
     """
-    data = bundle.model_dump(
-        mode="python", exclude={"annotations": True, "results": {"__all__": {"created_at"}}}
-    )
-    payload = json.dumps(
-        _canonical(data), sort_keys=True, separators=(",", ":"), ensure_ascii=False
-    )
+    data = bundle.model_dump(mode="json", exclude=_DIGEST_EXCLUDE)
+    payload = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(payload.encode()).hexdigest()
 
 
@@ -136,7 +129,6 @@ DETAIL_FIELDS = (
     "verifier_stdout",
     "ctrf",
 )
-JOB_FIELDS = ("started_at", "finished_at", "config", "stats", "source_path")
 
 
 def _values(record: Any, names: Iterable[str]) -> dict[str, Any]:

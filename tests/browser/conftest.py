@@ -6,15 +6,15 @@ TRIALDESK_REQUIRE_BROWSER=1 (CI sets it): then a missing browser fails them.
 
 from __future__ import annotations
 
-import importlib
 import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from django.db import connection
 from django.test import Client
+
+from tests.conftest import purge_review_data
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -61,25 +61,11 @@ def browser() -> Iterator[Any]:
             os.environ[ASYNC_UNSAFE] = previous
 
 
-def _purge_annotations() -> None:
-    """Empty the append-only table so the live server's flush (a DELETE on SQLite) can run.
-
-    The triggers are dropped for the purge and put back at once, as the migration made them.
-    """
-    migration = importlib.import_module("review.migrations.0002_annotation_append_only")
-    migration.drop_triggers(connection)
-    try:
-        with connection.cursor() as cursor:
-            cursor.execute("DELETE FROM review_annotation")
-    finally:
-        migration.create_triggers(connection)
-
-
 @pytest.fixture
 def app(live_server: Any) -> Iterator[Any]:
     """The live server, with annotations purged after the test."""
     yield live_server
-    _purge_annotations()
+    purge_review_data()
 
 
 class Browsing:
