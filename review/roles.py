@@ -2,7 +2,7 @@
 
 - reviewer: browse, annotate;
 - expert: a reviewer with a discipline;
-- analyst: browse (and, later, export and read the API) but never annotate;
+- analyst: browse, export and read the API, but never annotate;
 - staff: ingest and manage; may also browse and annotate.
 
 A user in no group (and not staff) sees nothing but the login page and 403s.
@@ -57,6 +57,11 @@ def can_annotate(user: AbstractBaseUser | AnonymousUser) -> bool:
     return user.is_authenticated and (_is_staff(user) or bool(roles_of(user) & ANNOTATE_GROUPS))
 
 
+def can_export(user: AbstractBaseUser | AnonymousUser) -> bool:
+    """Exports take everything out at once: analysts and staff only."""
+    return user.is_authenticated and (_is_staff(user) or ANALYST in roles_of(user))
+
+
 def role_label(user: AbstractBaseUser | AnonymousUser) -> str:
     """What the user menu shows: the strongest role the user holds."""
     if _is_staff(user):
@@ -87,3 +92,4 @@ def require_role(
 
 browse_required = require_role(can_browse)
 annotate_required = require_role(can_annotate)
+export_required = require_role(can_export)
