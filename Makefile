@@ -28,9 +28,10 @@ venv: check-python $(STAMP)
 migrate: venv
 	$(PY) manage.py migrate --noinput
 
+# Users first: the demo trials carry annotations by the demo reviewers' usernames.
 demo: migrate
-	$(PY) manage.py seed_demo --trials $(DEMO_TRIALS) --if-empty
 	$(PY) manage.py demo_users
+	$(PY) manage.py seed_demo --trials $(DEMO_TRIALS) --if-empty
 
 run: demo
 	DJANGO_DEBUG=1 $(PY) manage.py runserver $(HOST):$(PORT)

@@ -817,6 +817,7 @@ class DemoGenerator:
             "scorers": scorers,
             "judge_verdicts": judges,
             "error_tags": tags,
+            "annotations": [] if self.compact else _annotations(ctx, results[-1]),
         }
         bundle = TrialBundle.model_validate(data)
         # Harbor leaves model_info null for some agents whatever the provider.
@@ -872,6 +873,34 @@ class DemoGenerator:
             bundle.current_result.reward == 0 or checked.reward != 0 or validity.output_parseable
         ):
             raise AssertionError(f"trial {ctx.i}: meant a rejected non-zero reward")
+
+
+# --- annotations ---------------------------------------------------------------------------------
+# The usernames `manage.py demo_users` creates; the review app attributes a bundle's
+# annotations by username, so `make run` shows them as those users' reviews.
+DEMO_REVIEWERS = (("reviewer", ""), ("expert", "electrical engineering"))
+
+
+def _annotations(ctx: _Ctx, current: dict[str, Any]) -> list[dict[str, Any]]:
+    """A quarter of the trials reviewed: mostly agreeing, some disagreeing, some deferred."""
+    if ctx.i % 4 != 1:
+        return []
+    automated = "pass" if current["reward"] >= ctx.task.pass_threshold else "fail"
+    other = "fail" if automated == "pass" else "pass"
+    notes = []
+    for n, (username, discipline) in enumerate(DEMO_REVIEWERS[: 1 + (ctx.i % 8 == 1)]):
+        judgment = (automated, automated, other, "defer")[(ctx.i // 4 + n) % 4]
+        notes.append(
+            {
+                "reviewer_id": username,
+                "reviewer_discipline": discipline or None,
+                "timestamp": ctx.start + timedelta(days=1, minutes=n),
+                "judgment": judgment,
+                "categories": ["spot check"] if judgment == automated else ["needs a look"],
+                "notes": f"{ctx.lead} checked by hand" if ctx.hostile else "checked by hand",
+            }
+        )
+    return notes
 
 
 # --- scorers -----------------------------------------------------------------------------------

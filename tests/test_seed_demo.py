@@ -25,6 +25,7 @@ from rewards.models import (
     Trial,
     TrialDetail,
 )
+from tests.conftest import purge_review_data
 
 # Enough for every case table to come round at least once (the longest cycle is 19).
 COVERAGE_N = 200
@@ -68,9 +69,7 @@ def snapshot(skip_trial: Iterable[str] = ()) -> list[dict[str, Any]]:
 
 
 def wipe() -> None:
-    Trial.objects.all().delete()  # children cascade; tasks are protected until trials go
-    Task.objects.all().delete()
-    Job.objects.all().delete()
+    purge_review_data()  # demo trials carry annotations, which are append-only
 
 
 def summary_columns(trial: Trial) -> dict[str, Any]:
@@ -427,3 +426,22 @@ def test_ingesting_the_harbor_folders_stores_every_trial(tmp_path: Path) -> None
     call_command("ingest", str(root), no_progress=True, stdout=io.StringIO())
     assert Trial.objects.count() == 60
     assert Job.objects.count() == len(list(root.iterdir()))
+
+
+@pytest.mark.django_db
+def test_demo_trials_carry_reviews_by_the_demo_users_with_both_human_disagreements() -> None:
+    from django.contrib.auth.models import User
+    from django.core.management import call_command
+
+    from review.models import Annotation
+
+    call_command("demo_users", verbosity=0)
+    seed(300, seed=1)
+
+    reviewers = set(Annotation.objects.values_list("reviewer__username", flat=True))
+    assert reviewers == {"reviewer", "expert"}
+    # Attributed to the real demo accounts, not to inactive stand-ins.
+    assert User.objects.filter(username__in=reviewers, is_active=True).count() == 2
+    kinds = set(Trial.objects.values_list("human_disagreement", flat=True))
+    assert {"human_pass_automated_fail", "human_fail_automated_pass"} <= kinds
+    assert Trial.objects.filter(human_judgment="defer").exists()
