@@ -64,7 +64,7 @@ def bench_ingest(trials: int) -> list[dict[str, object]]:
 
     print(f"ingest: {trials} Harbor trials")
     with tempfile.TemporaryDirectory() as tmp:
-        call_command("seed_demo", trials=trials, harbor=tmp, seed=1, verbosity=0)
+        call_command("seed_demo", trials=trials, harbor=Path(tmp), seed=1, verbosity=0)
         results = list(Path(tmp).rglob("result.json"))
 
         def harbor_viewer_list() -> None:
@@ -101,6 +101,7 @@ def bench_ingest(trials: int) -> list[dict[str, object]]:
 # --- explorer ----------------------------------------------------------------------------
 def ensure_trials(trials: int) -> None:
     from django.core.management import call_command
+    from django.db import connection
 
     from rewards.models import Trial
 
@@ -108,6 +109,10 @@ def ensure_trials(trials: int) -> None:
     if have < trials:
         print(f"  seeding {trials - have} trials (have {have})")
         call_command("seed_demo", trials=trials - have, seed=have + 1, verbosity=1)
+    if connection.vendor == "postgresql":
+        # Tables filled by COPY have no planner statistics until analysed.
+        with connection.cursor() as cursor:
+            cursor.execute("ANALYZE")
 
 
 def logged_in_client():  # type: ignore[no-untyped-def]

@@ -34,7 +34,6 @@ from django.db.models import (
     OuterRef,
     Q,
     QuerySet,
-    StringAgg,
     Subquery,
     TextField,
     Value,
@@ -44,7 +43,7 @@ from django.db.models.functions import Cast
 
 from review.models import Annotation
 from rewards.export import iter_trial_chunks, trial_bundle
-from rewards.models import ErrorTag, JudgeVerdict, Trial
+from rewards.models import Trial
 from rewards.schemas import Annotation as AnnotationRecord, TrialBundle
 
 FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
@@ -144,7 +143,7 @@ class Column:
     """One export column: its typed value, its CSV text, and what it means."""
 
     name: str
-    value: Any  # field path, ORM expression, or a function returning one: the typed value
+    value: Any  # field path or ORM expression giving the typed value
     kind: str  # str | int | float | bool | datetime | json | uuid
     doc: str
     text: Any = None  # CSV expression; derived from `value` and `kind` when None
@@ -165,28 +164,6 @@ class Column:
         if self.kind == "json":
             return Neutralised(Cast(value, TextField()))
         return value
-
-
-def _latest_judge(field: str) -> Subquery:
-    return Subquery(
-        JudgeVerdict.objects.filter(trial=OuterRef("pk"))
-        .order_by(*JudgeVerdict.LATEST_FIRST)
-        .values(field)[:1]
-    )
-
-
-def _error_categories() -> Subquery:
-    # In the order they were recorded where the database can order an aggregate; SQLite
-    # before 3.44 cannot, and concatenates in its scan order (by id, through the index).
-    ordered = connection.features.supports_aggregate_order_by_clause
-    return Subquery(
-        ErrorTag.objects.filter(trial=OuterRef("pk"))
-        .order_by()
-        .values("trial")
-        .annotate(joined=StringAgg("category", Value("; "), order_by="id" if ordered else None))
-        .values("joined")[:1],
-        output_field=TextField(),
-    )
 
 
 BASE_COLUMNS: tuple[Column, ...] = (
@@ -218,19 +195,16 @@ BASE_COLUMNS: tuple[Column, ...] = (
     Column("scorers_overall", "scorer_verdict", "str", "PASS, FAIL, or empty without scorers"),
     Column("scorers_mean", "scorer_mean", "float", "mean score of the applicable scorers"),
     Column("judge_verdict", "judge_verdict", "str", "PASS, FAIL, UNPARSEABLE or empty"),
-    Column("judge_task_completion", _latest_judge("task_completion"), "int", "rubric tile 1 to 5"),
+    Column("judge_task_completion", "judge_task_completion", "int", "rubric tile 1 to 5"),
     Column(
-        "judge_instruction_adherence",
-        _latest_judge("instruction_adherence"),
-        "int",
-        "rubric tile 1 to 5",
+        "judge_instruction_adherence", "judge_instruction_adherence", "int", "rubric tile 1 to 5"
     ),
-    Column("judge_efficiency", _latest_judge("efficiency"), "int", "rubric tile 1 to 5"),
+    Column("judge_efficiency", "judge_efficiency", "int", "rubric tile 1 to 5"),
     Column("failure_mode", "failure_mode", "str", "the judge's failure_mode on FAIL"),
     Column("run_badge", "run_badge", "str", "PASS when the run completed cleanly"),
     Column("gate_disagreement", "gate_disagreement", "str", "the named gate disagreement"),
     Column("exception_type", "exception_type", "str", "exception the run ended with"),
-    Column("error_categories", _error_categories, "str", "error tag categories, '; '-joined"),
+    Column("error_categories", "error_categories", "str", "error tag categories, '; '-joined"),
     Column("annotation_count", "annotation_count", "int", "number of annotations"),
     Column("human_consensus", "human_judgment", "str", "pass, fail, defer, mixed or empty"),
     Column("human_disagreement", "human_disagreement", "str", "humans vs the automated outcome"),
@@ -279,11 +253,7 @@ def _rows_queryset(queryset: QuerySet[Trial], columns: list[Column], as_text: bo
 
 
 def _typed(column: Column) -> Any:
-    if isinstance(column.value, str):
-        return F(column.value)
-    if callable(column.value):  # built when the export runs (it asks the database's features)
-        return column.value()
-    return column.value
+    return F(column.value) if isinstance(column.value, str) else column.value
 
 
 def csv_header(columns: list[Column]) -> str:

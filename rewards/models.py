@@ -175,6 +175,10 @@ class Trial(models.Model):
     failure_mode = models.CharField(max_length=255, blank=True)
     run_badge = models.CharField(max_length=12, choices=GateOutcome.choices, blank=True)
     gate_disagreement = models.CharField(max_length=32, choices=Disagreement.choices, blank=True)
+    judge_task_completion = models.PositiveSmallIntegerField(null=True, blank=True)
+    judge_instruction_adherence = models.PositiveSmallIntegerField(null=True, blank=True)
+    judge_efficiency = models.PositiveSmallIntegerField(null=True, blank=True)
+    error_categories = models.TextField(blank=True)
     human_judgment = models.CharField(max_length=8, choices=HumanJudgment.choices, blank=True)
     human_disagreement = models.CharField(
         max_length=40, choices=HumanDisagreement.choices, blank=True
@@ -251,18 +255,18 @@ class Trial(models.Model):
             failure_mode=judge.failure_mode if judge else "",
             status=self.status,
             exception_type=self.exception_type,
+            judge_tiles=(
+                (judge.task_completion, judge.instruction_adherence, judge.efficiency)
+                if judge
+                else (None, None, None)
+            ),
+            error_categories=[t.category for t in self.error_tags.order_by("id")],
         )
         return self.apply_summary(summary)
 
     def apply_summary(self, summary: rules.TrialSummary) -> list[str]:
-        self.reward = summary.reward
-        self.is_valid = summary.is_valid
-        self.scorer_verdict = summary.scorer_verdict
-        self.scorer_mean = summary.scorer_mean
-        self.judge_verdict = summary.judge_verdict
-        self.failure_mode = summary.failure_mode
-        self.run_badge = summary.run_badge
-        self.gate_disagreement = summary.gate_disagreement
+        for name in rules.SUMMARY_FIELDS:
+            setattr(self, name, getattr(summary, name))
         self.human_disagreement = rules.human_disagreement(
             self.human_judgment, summary.reward, self.task.pass_threshold
         )

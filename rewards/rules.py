@@ -492,6 +492,12 @@ class TrialSummary:
     failure_mode: str
     run_badge: str
     gate_disagreement: str
+    # The shown (latest) verdict's rubric tiles and the trial's error categories: kept on the
+    # trial row so lists and exports read one table, like the gates.
+    judge_task_completion: int | None = None
+    judge_instruction_adherence: int | None = None
+    judge_efficiency: int | None = None
+    error_categories: str = ""
 
 
 SUMMARY_FIELDS = (
@@ -503,7 +509,17 @@ SUMMARY_FIELDS = (
     "failure_mode",
     "run_badge",
     "gate_disagreement",
+    "judge_task_completion",
+    "judge_instruction_adherence",
+    "judge_efficiency",
+    "error_categories",
 )
+ERROR_CATEGORY_SEPARATOR = "; "
+
+
+def join_categories(categories: Iterable[str]) -> str:
+    """Error categories in the order they were recorded, each once."""
+    return ERROR_CATEGORY_SEPARATOR.join(dict.fromkeys(categories))
 
 
 def summarise(
@@ -516,6 +532,8 @@ def summarise(
     failure_mode: str,
     status: str,
     exception_type: str,
+    judge_tiles: tuple[int | None, int | None, int | None] = (None, None, None),
+    error_categories: Iterable[str] = (),
 ) -> TrialSummary:
     overall = scorers_overall(scorers)
     return TrialSummary(
@@ -527,4 +545,8 @@ def summarise(
         failure_mode=failure_mode if judge_verdict == FAIL else "",
         run_badge=run_badge(status, exception_type, verifier_completed),
         gate_disagreement=gate_disagreement(overall, judge_verdict, advisory_failed(scorers)),
+        judge_task_completion=judge_tiles[0],
+        judge_instruction_adherence=judge_tiles[1],
+        judge_efficiency=judge_tiles[2],
+        error_categories=join_categories(error_categories),
     )

@@ -211,6 +211,10 @@ def test_ingest_writes_every_row_and_the_summary_columns() -> None:
         "failure_mode": "",
         "run_badge": "PASS",
         "gate_disagreement": rules.ADVISORY_FAIL,
+        "judge_task_completion": 4,  # the shown verdict's tiles
+        "judge_instruction_adherence": 5,
+        "judge_efficiency": 3,
+        "error_categories": "unit mismatch",
         "human_disagreement": "",
     }
 

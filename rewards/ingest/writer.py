@@ -190,6 +190,12 @@ def summary_of(bundle: TrialBundle, result: ResultRecord) -> rules.TrialSummary:
         failure_mode=(judge.failure_mode or "") if judge else "",
         status=bundle.trial.status,
         exception_type=bundle.trial.exception_type,
+        judge_tiles=(
+            (judge.task_completion, judge.instruction_adherence, judge.efficiency)
+            if judge
+            else (None, None, None)
+        ),
+        error_categories=[t.category for t in bundle.error_tags],
     )
 
 
