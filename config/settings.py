@@ -44,6 +44,8 @@ INSTALLED_APPS = [
     "whitenoise.runserver_nostatic",
     "django.contrib.staticfiles",
     "django_htmx",
+    # django-ninja: its bundled Swagger UI (static files, no CDN) for /api/docs.
+    "ninja",
     "rewards",
     "review",
 ]
@@ -171,6 +173,10 @@ STORAGES = {
         )
     },
 }
+
+# The API's ingest takes up to 1000 bundles a request; Django's default cap (2.5 MB) would
+# stop at a few hundred typical ones.
+DATA_UPLOAD_MAX_MEMORY_SIZE = int(os.environ.get("DATA_UPLOAD_MAX_MEMORY_SIZE", str(64 << 20)))
 
 # --- Trialdesk -------------------------------------------------------------------------
 # Limits that keep hostile artifacts from exhausting the importer (DESIGN §9).

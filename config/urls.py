@@ -2,11 +2,13 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
+from review import api
 from rewards import views as rewards_views
 
 urlpatterns = [
     path("healthz", rewards_views.healthz, name="healthz"),
     path("admin/", admin.site.urls),
+    path("api/", api.urls()),
     path(
         "accounts/login/",
         auth_views.LoginView.as_view(redirect_authenticated_user=True),

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from django import forms
-from django.db.models import Exists, OuterRef, Q, QuerySet
+from django.db.models import Exists, OuterRef, Q, QuerySet, Subquery
 from django.http import QueryDict
 
 from rewards.models import (
@@ -269,14 +269,7 @@ class TrialFilterForm(forms.Form):
 
     # -- ordering and keyset ------------------------------------------------------------
     def ordered(self, queryset: QuerySet[Trial]) -> QuerySet[Trial]:
-        sort = self.current_sort
-        key = SORT_KEYS[sort.lstrip("-")]
-        prefix = "-" if sort.startswith("-") else ""
-        # The id breaks ties in the sort value, in the same direction, so (value, id) is a
-        # total order the cursor can resume from.
-        if key.field == "id":
-            return queryset.order_by(f"{prefix}id")
-        return queryset.order_by(f"{prefix}{key.field}", f"{prefix}id")
+        return _order(queryset, self.current_sort)
 
     def page(self, queryset: QuerySet[Trial], size: int = PAGE_SIZE) -> Page:
         sort = self.current_sort
@@ -301,8 +294,70 @@ class TrialFilterForm(forms.Form):
             next_cursor = encode_cursor(sort, _sort_value(last, key.field), last.pk)
         return Page(rows=rows, next_cursor=next_cursor, is_continuation=continuation)
 
+    def neighbours(self) -> dict[str, Subquery]:
+        """Annotations `previous_id` and `next_id`: the trials either side of the outer row.
 
-def _after(field: str, value: Any, pk: int, descending: bool) -> Q:
+        Each is a keyset probe in this filter's order: the first row strictly after (or,
+        walking the reversed order, strictly before) the outer row's (sort value, id),
+        LIMIT 1. No OFFSET and no COUNT, so the cost does not grow with the position; the
+        outer row need not match the filter itself (a trial just annotated may have left an
+        "unreviewed" filter) and its neighbours are still the rows around its place.
+        """
+        sort = self.current_sort
+        key = SORT_KEYS[sort.lstrip("-")]
+        descending = sort.startswith("-")
+        reverse = sort.lstrip("-") if descending else f"-{sort}"
+        matching = self.filter(Trial.objects.all())
+        value, pk = OuterRef(key.field), OuterRef("pk")
+
+        def first_after(walk_descending: bool, order: str) -> Subquery:
+            rows = matching.filter(_after(key.field, value, pk, walk_descending))
+            return Subquery(_order(rows, order).values("id")[:1])
+
+        return {
+            "next_id": first_after(descending, sort),
+            "previous_id": first_after(not descending, reverse),
+        }
+
+    def active_filters(self) -> list[tuple[str, str]]:
+        """(label, value) for every filter in use, as a person reads them; the sort left out."""
+        self.is_valid()
+        cleaned = getattr(self, "cleaned_data", {})
+        described: list[tuple[str, str]] = []
+        for name, field in self.fields.items():
+            value = cleaned.get(name)
+            if name in {"sort", "after"} or value in (None, ""):
+                continue
+            if isinstance(field, forms.ChoiceField) and not isinstance(
+                field, forms.ModelChoiceField
+            ):
+                value = _choice_label(field.choices, value)
+            described.append((str(field.label or name.replace("_", " ").capitalize()), str(value)))
+        return described
+
+
+def _choice_label(choices: Any, value: Any) -> Any:
+    for option, label in choices:
+        if isinstance(label, list | tuple):
+            found = _choice_label(label, value)
+            if found is not value:
+                return found
+        elif option == value:
+            return label
+    return value
+
+
+def _order(queryset: QuerySet[Trial], sort: str) -> QuerySet[Trial]:
+    key = SORT_KEYS[sort.lstrip("-")]
+    prefix = "-" if sort.startswith("-") else ""
+    # The id breaks ties in the sort value, in the same direction, so (value, id) is a
+    # total order the cursor can resume from.
+    if key.field == "id":
+        return queryset.order_by(f"{prefix}id")
+    return queryset.order_by(f"{prefix}{key.field}", f"{prefix}id")
+
+
+def _after(field: str, value: Any, pk: Any, descending: bool) -> Q:
     """Rows strictly after (value, pk) in the order.
 
     Written as `value >= v AND (value > v OR id > pk)` rather than a bare OR so that the

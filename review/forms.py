@@ -1,4 +1,5 @@
-"""Forms of the trial page: the annotation form and the page's own query string.
+"""Forms of the review pages: the trial page's annotation form and query string, the
+queue's skip, and saving an explorer view.
 
 The annotation form is a plain Form, not a ModelForm: the reviewer, the time and what the
 reviewer saw are set by the server, so a posted `reviewer` or `reward` has nowhere to go.
@@ -9,8 +10,11 @@ from __future__ import annotations
 from typing import Any
 
 from django import forms
+from django.contrib.auth.models import User
+from django.http import QueryDict
 
-from review.models import Annotation
+from review.filters import TrialFilterForm
+from review.models import Annotation, SavedView
 
 MAX_CATEGORIES = 20
 MAX_CATEGORY_LENGTH = 64
@@ -75,6 +79,8 @@ class TrialPageForm(forms.Form):
     )
     # Set by the trajectory filter form, so that "nothing ticked" differs from "no filter".
     filtered = forms.BooleanField(required=False, widget=forms.HiddenInput)
+    # The page was opened from the review queue: show the queue's Skip / Next controls.
+    queue = forms.BooleanField(required=False, widget=forms.HiddenInput)
 
     def _cleaned(self) -> dict[str, Any]:
         self.is_valid()
@@ -90,6 +96,10 @@ class TrialPageForm(forms.Form):
             return None
         raw = self._cleaned().get("open") or ""
         return {int(part) for part in raw.split(",") if part.strip().isdigit()}
+
+    @property
+    def in_queue(self) -> bool:
+        return bool(self._cleaned().get("queue"))
 
     @property
     def step_kinds(self) -> list[str]:
@@ -108,3 +118,39 @@ class ScorerRowForm(forms.Form):
     def expanded_value(self) -> bool:
         self.is_valid()
         return getattr(self, "cleaned_data", {}).get("expanded") == "1"
+
+
+class QueueSkipForm(forms.Form):
+    """The trial a reviewer passes over in the queue."""
+
+    trial = forms.IntegerField(min_value=1, widget=forms.HiddenInput)
+
+
+MAX_QUERY_LENGTH = 4000
+
+
+class SavedViewForm(forms.Form):
+    """Name the explorer's current filter. The owner is the logged-in user, never a field."""
+
+    name = forms.CharField(max_length=100, label="Name")
+    shared = forms.BooleanField(
+        required=False, label="Shared", help_text="Everyone who can browse sees shared views."
+    )
+    query = forms.CharField(required=False, max_length=MAX_QUERY_LENGTH, widget=forms.HiddenInput)
+
+    def __init__(self, *args: Any, owner: User, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.owner = owner
+
+    def clean_name(self) -> str:
+        name = " ".join((self.cleaned_data.get("name") or "").split())
+        if not name:
+            raise forms.ValidationError("Give the view a name.")
+        if SavedView.objects.filter(owner=self.owner, name=name).exists():
+            raise forms.ValidationError(f"You already have a view named “{name}”.")
+        return name
+
+    def clean_query(self) -> str:
+        """Only what the explorer understands is kept, in the explorer's canonical form."""
+        raw = (self.cleaned_data.get("query") or "").lstrip("?")
+        return TrialFilterForm(QueryDict(raw)).canonical_query().urlencode()

@@ -206,3 +206,43 @@ class Claim(models.Model):
 
     def __str__(self) -> str:
         return f"trial {self.trial_id} claimed by {self.reviewer_id} until {self.expires_at}"
+
+
+class ApiToken(models.Model):
+    """A per-user bearer token for the JSON API (`review.tokens` makes and checks them).
+
+    Only the token's sha256 is stored: the secret is shown once, when it is made, and a
+    database dump cannot be replayed against the API. `prefix` is public (it is part of the
+    token and printed by `create_token --list`) so a token can be named and revoked
+    without the secret. A revoked token is kept, not deleted, as a record of who had access.
+    """
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens"
+    )
+    name = models.CharField(max_length=100, blank=True)
+    prefix = models.CharField(max_length=16)
+    digest = models.CharField(max_length=64)
+    created_at = models.DateTimeField(default=timezone.now)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            # Every request looks its token up by digest; unique, so the index serves it.
+            models.UniqueConstraint(fields=["digest"], name="apitoken_unique_digest"),
+            # `create_token --revoke PREFIX` names exactly one token.
+            models.UniqueConstraint(fields=["prefix"], name="apitoken_unique_prefix"),
+        ]
+        indexes = [
+            # `create_token --list USER`: a user's tokens, newest first.
+            models.Index(fields=["user", "-created_at"], name="apitoken_user_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.prefix} ({self.name or 'unnamed'}) of {self.user_id}"
+
+    @property
+    def is_active(self) -> bool:
+        return self.revoked_at is None

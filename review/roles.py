@@ -62,6 +62,11 @@ def can_export(user: AbstractBaseUser | AnonymousUser) -> bool:
     return user.is_authenticated and (_is_staff(user) or ANALYST in roles_of(user))
 
 
+def can_ingest(user: AbstractBaseUser | AnonymousUser) -> bool:
+    """Ingest writes results for everyone: staff only."""
+    return user.is_authenticated and _is_staff(user)
+
+
 def role_label(user: AbstractBaseUser | AnonymousUser) -> str:
     """What the user menu shows: the strongest role the user holds."""
     if _is_staff(user):

@@ -1,6 +1,8 @@
 from django.urls import path
 
 from review import views
+from review.views import queue, saved_views
+from review.views.exports import export
 
 app_name = "review"
 
@@ -9,6 +11,17 @@ urlpatterns = [
     path("trials/<int:pk>/", views.trial_detail, name="trial-detail"),
     path("trials/<int:pk>/scorers/<int:position>/", views.scorer_row, name="scorer-row"),
     path("trials/<int:pk>/annotations/", views.annotate, name="annotate"),
+    path("export.csv", export, {"fmt": "csv"}, name="export-csv"),
+    path("export.jsonl", export, {"fmt": "jsonl"}, name="export-jsonl"),
+    path("export.parquet", export, {"fmt": "parquet"}, name="export-parquet"),
+    path("export/annotations.csv", export, {"fmt": "annotations"}, name="export-annotations"),
+    path("queue/", queue.queue, name="queue"),
+    path("queue/claim/", queue.queue_claim, name="queue-claim"),
+    path("queue/skip/", queue.queue_skip, name="queue-skip"),
+    path("queue/skipped/clear/", queue.queue_unskip, name="queue-unskip"),
+    path("views/", saved_views.saved_view_list, name="saved-views"),
+    path("views/new/", saved_views.saved_view_create, name="saved-view-create"),
+    path("views/<int:pk>/delete/", saved_views.saved_view_delete, name="saved-view-delete"),
     path("jobs/", views.job_list, name="job-list"),
     path("jobs/<int:pk>/", views.job_detail, name="job-detail"),
 ]

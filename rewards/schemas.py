@@ -66,7 +66,10 @@ def _utc(value: datetime) -> datetime:
     """
     if value.tzinfo is None or value.utcoffset() is None:
         return value.replace(tzinfo=UTC)
-    return value.astimezone(UTC)
+    try:
+        return value.astimezone(UTC)
+    except OverflowError:  # e.g. year 1 with a positive offset: a field error, not a crash
+        raise ValueError("the date is out of range once converted to UTC") from None
 
 
 UtcDatetime = Annotated[datetime, AfterValidator(_utc)]

@@ -127,6 +127,7 @@ def test_csv_row_carries_reward_validity_gates_judge_tiles_and_the_human_side(
     assert (row["judge_task_completion"], row["judge_instruction_adherence"]) == ("4", "5")
     assert row["judge_efficiency"] == "3"
     assert row["gate_disagreement"] == "judge_pass_scorers_fail"
+    assert trial.started_at is not None
     assert row["started_at"] == trial.started_at.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
     assert row["annotation_count"] == "2"
     # The latest judgment per reviewer counts: bob changed his mind to pass.
@@ -346,3 +347,17 @@ def test_export_command_reports_an_unwritable_output(tmp_path: Path) -> None:
         call_command(
             "export", format="csv", output=str(tmp_path / "missing" / "x.csv"), verbosity=0
         )
+
+
+def test_the_explorer_offers_the_exports_of_its_filter_to_analysts(client: Client) -> None:
+    write(bundle())
+    login(client, "ana", "analyst")
+    html = client.get("/?judge_verdict=FAIL").content.decode()
+    for url in ("/export.csv", "/export.parquet", "/export.jsonl", "/export/annotations.csv"):
+        assert f'href="{url}?judge_verdict=FAIL"' in html
+
+
+def test_the_explorer_shows_no_export_to_reviewers(client: Client) -> None:
+    write(bundle())
+    login(client, "rev", "reviewer")
+    assert "/export.csv" not in client.get("/").content.decode()

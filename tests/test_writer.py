@@ -690,3 +690,21 @@ def test_db_reason_never_echoes_the_database_text() -> None:
     assert writer_module._db_reason(ValueError("trial 'fluid' appears twice")) == (
         "trial 'fluid' appears twice"
     )
+
+
+def test_a_bug_while_writing_one_trial_loses_only_that_trial(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    write_batch = BundleWriter._write_batch
+
+    def failing(self: BundleWriter, batch: Any) -> Any:
+        if any(b.trial.name == "boom" for b in batch):
+            raise RuntimeError("a bug while writing")
+        return write_batch(self, batch)
+
+    monkeypatch.setattr(BundleWriter, "_write_batch", failing)
+    outcomes = BundleWriter().write_many([bundle(name="fine"), bundle(name="boom")])
+
+    assert [(o.trial, o.status) for o in outcomes] == [("fine", "ingested"), ("boom", "invalid")]
+    assert outcomes[1].reason == "could not be stored (RuntimeError)"
+    assert list(Trial.objects.values_list("name", flat=True)) == ["fine"]

@@ -14,7 +14,7 @@ from django_htmx.http import push_url
 
 from review.filters import SORT_KEYS, TrialFilterForm
 from review.http import HttpRequest, wants_fragment
-from review.roles import browse_required
+from review.roles import browse_required, can_annotate, can_export
 from rewards.models import Trial
 
 # Exactly what a row shows (and the keyset sorts on): no JSON, no long text, no blob.
@@ -109,6 +109,9 @@ def explorer(request: HttpRequest) -> HttpResponse:
         "query": query,
         "columns": columns_for(form.current_sort),
         "sorted_by": sorted_by(form.current_sort),
+        # The roles were read (and cached on the user) by browse_required: no query here.
+        "can_annotate": can_annotate(request.user),
+        "can_export": can_export(request.user),
     }
     if not wants_fragment(request):
         return render(request, "review/explorer.html", context)

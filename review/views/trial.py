@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.db.models import F
-from django.http import HttpResponse, HttpResponseRedirect
+from django.http import HttpResponse, HttpResponseRedirect, QueryDict
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
 from django.urls import reverse
@@ -16,6 +17,7 @@ from django.views.decorators.http import require_GET, require_POST
 from django.views.decorators.vary import vary_on_headers
 
 from review import presenters
+from review.filters import TrialFilterForm
 from review.forms import (
     STEP_KIND_CHOICES,
     TAB_CHOICES,
@@ -26,6 +28,7 @@ from review.forms import (
 from review.http import HttpRequest, wants_fragment
 from review.models import Annotation, ReviewerProfile, add_annotation
 from review.roles import annotate_required, browse_required, can_annotate, can_browse
+from review.views.explorer import sorted_by
 from rewards.models import EvaluationResult, JudgeVerdict, ScorerResult, Trial, TrialDetail
 
 TEMPLATE = "review/trial.html"
@@ -46,30 +49,126 @@ TAB_DETAIL_FIELDS = {
 }
 
 
-def _get_trial_for(request: HttpRequest, pk: int) -> Trial:
+def _get_trial_for(request: HttpRequest, pk: int, around: TrialFilterForm | None = None) -> Trial:
     """The one way a page or partial finds its trial: the role first, then the row.
 
-    Every browsing role may read every trial today; a per-job restriction goes here.
+    Every browsing role may read every trial today; a per-job restriction goes here. With
+    `around`, the trial's neighbours in that filter (`previous_id`, `next_id`) are read
+    in the same SELECT, as two keyset subqueries.
     """
     if not can_browse(request.user):
         raise PermissionDenied
     queryset = Trial.objects.list_columns().defer("job__config", "job__stats")
+    if around is not None:
+        queryset = queryset.annotate(**around.neighbours())
     return get_object_or_404(queryset, pk=pk)
 
 
-def _trial_url(trial: Trial, fragment: str = "") -> str:
-    url = reverse("review:trial-detail", args=[trial.pk])
+def _with_query(url: str, query: QueryDict) -> str:
+    return f"{url}?{query.urlencode()}" if query else url
+
+
+def _trial_url(trial: Trial, fragment: str = "", query: QueryDict | None = None) -> str:
+    url = _with_query(reverse("review:trial-detail", args=[trial.pk]), query or QueryDict())
     return f"{url}#{fragment}" if fragment else url
 
 
+@dataclass(frozen=True)
+class TrialNav:
+    """Where the page was opened from: the explorer's filter and sort, and maybe the queue.
+
+    The explorer links each row with its canonical filter query, so the page knows its list:
+    previous / next walk that list (keeping the open tab) and "back" returns to it.
+    """
+
+    filters: QueryDict  # the canonical filter and sort, nothing else
+    tab: str
+    in_queue: bool
+    is_filtered: bool
+    sorted_by: str
+    previous_id: int | None = None
+    next_id: int | None = None
+
+    @classmethod
+    def of(
+        cls, filters: TrialFilterForm, state: TrialPageForm, trial: Trial | None = None
+    ) -> TrialNav:
+        return cls(
+            filters=filters.canonical_query(),
+            tab=state.current_tab,
+            in_queue=state.in_queue,
+            is_filtered=filters.is_filtered,
+            sorted_by=sorted_by(filters.current_sort),
+            previous_id=getattr(trial, "previous_id", None),
+            next_id=getattr(trial, "next_id", None),
+        )
+
+    @property
+    def page_query(self) -> QueryDict:
+        """What every link and form of this page carries along (the tab aside)."""
+        query = self.filters.copy()
+        if self.in_queue:
+            query["queue"] = "1"
+        return query
+
+    @property
+    def hidden_fields(self) -> list[tuple[str, str]]:
+        return [(name, value) for name, values in self.page_query.lists() for value in values]
+
+    def tab_url(self, trial_pk: int, tab: str) -> str:
+        query = self.page_query
+        query["tab"] = tab
+        return _with_query(reverse("review:trial-detail", args=[trial_pk]), query)
+
+    def _neighbour_url(self, pk: int | None) -> str:
+        if pk is None:
+            return ""
+        # A neighbour is a plain list walk: the queue's lease is for this trial only.
+        query = self.filters.copy()
+        query["tab"] = self.tab
+        return _with_query(reverse("review:trial-detail", args=[pk]), query)
+
+    @property
+    def previous_url(self) -> str:
+        return self._neighbour_url(self.previous_id)
+
+    @property
+    def next_url(self) -> str:
+        return self._neighbour_url(self.next_id)
+
+    @property
+    def list_url(self) -> str:
+        return _with_query(reverse("review:explorer"), self.filters)
+
+    @property
+    def queue_url(self) -> str:
+        return _with_query(reverse("review:queue"), self.filters)
+
+    @property
+    def claim_url(self) -> str:
+        return _with_query(reverse("review:queue-claim"), self.filters)
+
+    @property
+    def skip_url(self) -> str:
+        return _with_query(reverse("review:queue-skip"), self.filters)
+
+    @property
+    def annotate_url_query(self) -> str:
+        """The annotation form's query string: after a plain POST the page comes back as it was."""
+        query = self.page_query
+        query["tab"] = self.tab
+        return query.urlencode()
+
+
 # --- context builders -----------------------------------------------------------------------
-def _tab_context(trial: Trial, state: TrialPageForm) -> dict[str, Any]:
+def _tab_context(trial: Trial, state: TrialPageForm, nav: TrialNav) -> dict[str, Any]:
     tab = state.current_tab
     detail = TrialDetail.objects.filter(trial=trial).only(*TAB_DETAIL_FIELDS[tab]).first()
     context: dict[str, Any] = {
         "tab": tab,
-        "tabs": TAB_CHOICES,
+        "tabs": [(value, label, nav.tab_url(trial.pk, value)) for value, label in TAB_CHOICES],
         "detail": detail,
+        "nav": nav,
     }
     if tab == "trajectory":
         kinds = state.step_kinds
@@ -100,7 +199,11 @@ def _tab_context(trial: Trial, state: TrialPageForm) -> dict[str, Any]:
 
 
 def _annotations_context(
-    request: HttpRequest, trial: Trial, form: AnnotationForm | None = None, saved: bool = False
+    request: HttpRequest,
+    trial: Trial,
+    nav: TrialNav,
+    form: AnnotationForm | None = None,
+    saved: bool = False,
 ) -> dict[str, Any]:
     allowed = can_annotate(request.user)
     if allowed and form is None:
@@ -116,11 +219,16 @@ def _annotations_context(
         "annotation_form": form if allowed else None,
         "can_annotate": allowed,
         "saved": saved,
+        "nav": nav,
     }
 
 
 def _page_context(
-    request: HttpRequest, trial: Trial, state: TrialPageForm, form: AnnotationForm | None = None
+    request: HttpRequest,
+    trial: Trial,
+    state: TrialPageForm,
+    nav: TrialNav,
+    form: AnnotationForm | None = None,
 ) -> dict[str, Any]:
     results = list(
         trial.results.defer("raw_artifacts").order_by("-is_current", "-created_at", "-id")
@@ -155,8 +263,8 @@ def _page_context(
         "wall_seconds": presenters.seconds_between(trial.started_at, trial.finished_at),
         "gate_explanation": presenters.DISAGREEMENT_EXPLANATIONS.get(trial.gate_disagreement, ""),
         "human_explanation": presenters.DISAGREEMENT_EXPLANATIONS.get(trial.human_disagreement, ""),
-        **_tab_context(trial, state),
-        **_annotations_context(request, trial, form),
+        **_tab_context(trial, state, nav),
+        **_annotations_context(request, trial, nav, form),
     }
 
 
@@ -166,12 +274,18 @@ def _page_context(
 @vary_on_headers("HX-Request")
 @browse_required
 def trial_detail(request: HttpRequest, pk: int) -> HttpResponse:
-    trial = _get_trial_for(request, pk)
+    filters = TrialFilterForm(request.GET)
+    trial = _get_trial_for(request, pk, around=filters)
     state = TrialPageForm(request.GET)
+    nav = TrialNav.of(filters, state, trial)
     if wants_fragment(request):
-        # The tabs are the page's only htmx GET: swap the tab strip and its panel.
-        return render(request, f"{TEMPLATE}#tabs", {"trial": trial, **_tab_context(trial, state)})
-    return render(request, TEMPLATE, _page_context(request, trial, state))
+        # The tabs are the page's only htmx GET: swap the tab strip and its panel, and the
+        # previous / next links out of band, so they carry the newly opened tab.
+        context = {"trial": trial, **_tab_context(trial, state, nav)}
+        tabs = render_to_string(f"{TEMPLATE}#tabs", context, request)
+        links = render_to_string(f"{TEMPLATE}#trial-nav", {**context, "oob": True}, request)
+        return HttpResponse(tabs + links)
+    return render(request, TEMPLATE, _page_context(request, trial, state, nav))
 
 
 @require_GET
@@ -184,9 +298,13 @@ def scorer_row(request: HttpRequest, pk: int, position: int) -> HttpResponse:
     scorer = get_object_or_404(ScorerResult, trial=trial, position=position)
     expanded = ScorerRowForm(request.GET).expanded_value
     if not wants_fragment(request):
-        opened = str(position) if expanded else ""
-        url = reverse("review:trial-detail", args=[trial.pk])
-        return redirect(f"{url}?open={opened}#scorer-{position}")
+        # Back to the page with the row open, in the list (filter and tab) it came from.
+        state = TrialPageForm(request.GET)
+        query = TrialNav.of(TrialFilterForm(request.GET), state).page_query
+        query["open"] = str(position) if expanded else ""
+        if "tab" in request.GET:
+            query["tab"] = state.current_tab
+        return redirect(_trial_url(trial, f"scorer-{position}", query))
     row = presenters.ScorerRow(
         scorer=scorer, expanded=expanded, toggle_open="" if expanded else str(position)
     )
@@ -199,13 +317,18 @@ def scorer_row(request: HttpRequest, pk: int, position: int) -> HttpResponse:
 @annotate_required
 def annotate(request: HttpRequest, pk: int) -> HttpResponse:
     """Add the logged-in reviewer's annotation; never edits or removes one."""
-    trial = _get_trial_for(request, pk)
-    form = AnnotationForm(request.POST)
+    # The form's action carries the page's filter (and queue) state in its query string, so
+    # the answer goes back to the same list.
+    filters = TrialFilterForm(request.GET)
     fragment = wants_fragment(request)
+    trial = _get_trial_for(request, pk, around=None if fragment else filters)
+    state = TrialPageForm(request.GET)
+    nav = TrialNav.of(filters, state, trial)
+    form = AnnotationForm(request.POST)
     if not form.is_valid():
         if fragment:
-            return _annotations_response(request, trial, form)
-        return render(request, TEMPLATE, _page_context(request, trial, TrialPageForm({}), form))
+            return _annotations_response(request, trial, nav, form)
+        return render(request, TEMPLATE, _page_context(request, trial, state, nav, form))
 
     data = form.cleaned_data
     add_annotation(
@@ -218,18 +341,26 @@ def annotate(request: HttpRequest, pk: int) -> HttpResponse:
     )
     if not fragment:
         messages.success(request, "Annotation saved.")
-        return HttpResponseRedirect(_trial_url(trial, "annotations"))
+        query = nav.page_query
+        if "tab" in request.GET:
+            query["tab"] = state.current_tab
+        return HttpResponseRedirect(_trial_url(trial, "annotations", query))
     trial.refresh_from_db(fields=["human_judgment", "annotation_count", "human_disagreement"])
     fresh = AnnotationForm(initial={"reviewer_discipline": data["reviewer_discipline"]})
-    return _annotations_response(request, trial, fresh, saved=True)
+    return _annotations_response(request, trial, nav, fresh, saved=True)
 
 
 def _annotations_response(
-    request: HttpRequest, trial: Trial, form: AnnotationForm, saved: bool = False
+    request: HttpRequest,
+    trial: Trial,
+    nav: TrialNav,
+    form: AnnotationForm,
+    saved: bool = False,
 ) -> HttpResponse:
-    """The annotations card, plus the human gate swapped out of band (it may have changed)."""
+    """The annotations card, plus the human gate swapped out of band (it may have changed),
+    and, from the queue, the queue bar (a reviewed trial offers "Next in queue")."""
     card = render_to_string(
-        f"{TEMPLATE}#annotations", _annotations_context(request, trial, form, saved), request
+        f"{TEMPLATE}#annotations", _annotations_context(request, trial, nav, form, saved), request
     )
     human = render_to_string(
         f"{TEMPLATE}#human-gate",
@@ -242,4 +373,9 @@ def _annotations_response(
         },
         request,
     )
-    return HttpResponse(card + human)
+    queue_bar = ""
+    if nav.in_queue:
+        queue_bar = render_to_string(
+            f"{TEMPLATE}#queue-bar", {"trial": trial, "nav": nav, "oob": True}, request
+        )
+    return HttpResponse(card + human + queue_bar)

@@ -233,14 +233,18 @@ class BundleWriter:
         return self.write_many([bundle])[0]
 
     def write_many(self, bundles: Sequence[TrialBundle]) -> list[WriteOutcome]:
-        """One outcome per bundle, in order."""
+        """One outcome per bundle, in order; never raises for a bundle it cannot store.
+
+        A batch that fails for any reason is rolled back and written again one trial per
+        transaction, so the trial at fault is reported "invalid" and the others are stored.
+        """
         outcomes: list[WriteOutcome] = []
         for start in range(0, len(bundles), self.batch_size):
-            batch = [self._checked(b) for b in bundles[start : start + self.batch_size]]
+            batch = bundles[start : start + self.batch_size]
             try:
                 with transaction.atomic():
-                    outcomes.extend(self._write_batch(batch))
-            except _WRITE_ERRORS as exc:
+                    outcomes.extend(self._write_batch([self._checked(b) for b in batch]))
+            except Exception as exc:  # isolated below, one trial at a time
                 log.info("batch failed (%s); writing its trials one by one", type(exc).__name__)
                 self._forget_cached_rows()
                 outcomes.extend(self._write_one_by_one(batch))
@@ -267,14 +271,17 @@ class BundleWriter:
                 # The trial, and any job or task first created for it, commit together or
                 # not at all: a failed trial leaves no row behind.
                 with transaction.atomic():
-                    outcomes.extend(self._write_batch([bundle]))
+                    outcomes.extend(self._write_batch([self._checked(bundle)]))
+                continue
             except _WRITE_ERRORS as exc:
-                self._forget_cached_rows()
-                outcomes.append(
-                    WriteOutcome(
-                        "invalid", bundle.job.name, bundle.trial.name, reason=_db_reason(exc)
-                    )
-                )
+                reason = _db_reason(exc)
+            except Exception as exc:  # a bug must not lose the other trials
+                log.exception("could not store %s/%s", bundle.job.name, bundle.trial.name)
+                reason = f"could not be stored ({type(exc).__name__})"
+            self._forget_cached_rows()
+            outcomes.append(
+                WriteOutcome("invalid", bundle.job.name, bundle.trial.name, reason=reason)
+            )
         return outcomes
 
     def _jobs_for(self, batch: Sequence[TrialBundle]) -> list[Job]:

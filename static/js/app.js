@@ -5,14 +5,54 @@
 
   document.documentElement.classList.add("js");
 
+  // Typing is text entry: a radio button or a checkbox with focus still takes shortcuts
+  // (pressing "p" focuses the pass radio, and "f" must still switch to fail).
+  var NOT_TYPING = { button: 1, checkbox: 1, radio: 1, reset: 1, submit: 1, range: 1, color: 1, file: 1 };
+
   function typingInField(target) {
     if (!target || !target.closest) return false;
-    return Boolean(target.closest("input, textarea, select, [contenteditable='true']"));
+    var field = target.closest("input, textarea, select, [contenteditable='true']");
+    if (!field) return false;
+    if (field.tagName === "INPUT") return !NOT_TYPING[(field.getAttribute("type") || "text").toLowerCase()];
+    return true;
   }
 
-  // Keyboard (DESIGN §6): "/" focuses the search; p / f / d pick a judgment on a trial page.
+  function shortcutsDialog() {
+    return document.getElementById("shortcuts");
+  }
+
+  function toggleShortcuts() {
+    var dialog = shortcutsDialog();
+    if (!dialog || typeof dialog.showModal !== "function") return false;
+    if (dialog.open) {
+      dialog.close();
+    } else {
+      dialog.showModal();
+    }
+    return true;
+  }
+
+  document.addEventListener("click", function (event) {
+    var button = event.target && event.target.closest && event.target.closest("[data-shortcuts-toggle]");
+    if (button) {
+      event.preventDefault();
+      toggleShortcuts();
+    }
+  });
+
+  var JUDGMENTS = { p: "pass", f: "fail", d: "defer" };
+
+  // Keyboard (DESIGN §6): j / k next / previous trial (links marked data-hotkey), p / f / d
+  // pick a judgment, "/" focuses the search, "?" toggles the help (Esc closes it: <dialog>).
   document.addEventListener("keydown", function (event) {
-    if (event.altKey || event.ctrlKey || event.metaKey || typingInField(event.target)) return;
+    if (event.altKey || event.ctrlKey || event.metaKey || event.isComposing) return;
+    if (event.key === "?") {
+      if (!typingInField(event.target) && toggleShortcuts()) event.preventDefault();
+      return;
+    }
+    var dialog = shortcutsDialog();
+    if ((dialog && dialog.open) || typingInField(event.target)) return;
+
     if (event.key === "/") {
       var search = document.getElementById("id_q");
       if (search) {
@@ -22,8 +62,15 @@
       }
       return;
     }
-    var judgments = { p: "pass", f: "fail", d: "defer" };
-    var value = judgments[event.key];
+    if (event.key === "j" || event.key === "k") {
+      var link = document.querySelector("a[data-hotkey='" + event.key + "'][href]");
+      if (link) {
+        event.preventDefault();
+        link.click();
+      }
+      return;
+    }
+    var value = JUDGMENTS[event.key];
     if (value) {
       var radio = document.querySelector(
         "#annotations input[name='judgment'][value='" + value + "']"

@@ -174,27 +174,7 @@ class Command(BaseCommand):
     def _write(self, bundles: Sequence[TrialBundle], summary: Summary) -> None:
         if not bundles:
             return
-        try:
-            outcomes = self._writer.write_many(bundles)
-        except Exception:
-            # The writer reports database refusals itself; anything else (a value no column
-            # can hold) is isolated here, one trial at a time with a fresh writer, whose
-            # caches cannot hold rows rolled back with the failed batch.
-            log.exception("batch write failed; retrying trial by trial")
-            outcomes = []
-            for bundle in bundles:
-                self._writer = BundleWriter(batch_size=self._writer.batch_size)
-                try:
-                    outcomes.extend(self._writer.write_many([bundle]))
-                except Exception as exc:
-                    outcomes.append(
-                        WriteOutcome(
-                            "invalid",
-                            bundle.job.name,
-                            bundle.trial.name,
-                            reason=f"could not be stored ({type(exc).__name__})",
-                        )
-                    )
+        outcomes = self._writer.write_many(bundles)
         for outcome in outcomes:
             summary.outcome(outcome)
 

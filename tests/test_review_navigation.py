@@ -1,0 +1,261 @@
+"""Previous / next on the trial page: the explorer's filter and sort, walked by keyset."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from django.test import Client
+
+from review.models import add_annotation
+from rewards.models import Trial
+from tests import review_factories as f
+
+pytestmark = pytest.mark.django_db
+
+HX = {"HX-Request": "true"}
+
+
+def _nav_links(html: str) -> dict[str, str]:
+    """rel -> href of the page's previous / next links (entities decoded)."""
+    nav = re.search(r'<nav id="trial-nav".*?</nav>', html, re.S)
+    assert nav, "no trial-nav on the page"
+    return {
+        rel: href.replace("&amp;", "&")
+        for rel, href in re.findall(r'rel="(prev|next)"[^>]*href="([^"]*)"', nav.group(0))
+    }
+
+
+def _walk(client: Client, start: str) -> list[str]:
+    """Follow "next →" from `start` to the end; the trial names in order."""
+    seen: list[str] = []
+    url: str | None = start
+    while url:
+        html = client.get(url).content.decode()
+        seen.append(re.search(r"<h1>([^<]+)</h1>", html).group(1))  # type: ignore[union-attr]
+        url = _nav_links(html).get("next")
+        assert len(seen) <= 50, "the walk does not end"
+    return seen
+
+
+def _explorer_names(client: Client, query: str) -> list[str]:
+    html = client.get(f"/?{query}").content.decode()
+    return re.findall(r'class="clip" href="/trials/\d+/[^"]*" title="([^"]+)"', html)
+
+
+@pytest.fixture
+def mixed() -> list[Trial]:
+    """Judge FAIL and PASS trials with rewards that tie, so the id breaks ties."""
+    rewards = [0.2, 0.9, 0.5, 0.5, 0.7, 0.5, 0.1]
+    return [
+        f.make_trial(
+            name=f"t{i}", reward=r, judges=[f.judge("FAIL" if i % 3 else "PASS")], agent=f"a{i % 2}"
+        )
+        for i, r in enumerate(rewards)
+    ]
+
+
+def test_the_explorer_links_each_row_with_its_filter_and_sort(
+    client: Client, mixed: list[Trial]
+) -> None:
+    f.login(client, "rita", "reviewer")
+    html = client.get("/?judge_verdict=FAIL&sort=-reward&job=&q=").content.decode()
+    trial = next(t for t in mixed if t.name == "t1")
+    # Only the parameters in use, in the explorer's canonical form.
+    assert f'href="/trials/{trial.pk}/?judge_verdict=FAIL&amp;sort=-reward"' in html
+    plain = client.get("/").content.decode()
+    assert f'href="/trials/{trial.pk}/"' in plain
+
+
+@pytest.mark.parametrize(
+    "query",
+    ["", "sort=-reward", "sort=reward&judge_verdict=FAIL", "sort=task&agent=a1", "sort=-id"],
+)
+def test_next_walks_the_same_trials_in_the_same_order_as_the_explorer(
+    client: Client, mixed: list[Trial], query: str
+) -> None:
+    f.login(client, "rita", "reviewer")
+    listed = _explorer_names(client, query)
+    first = re.search(
+        r'class="clip" href="(/trials/\d+/[^"]*)"', client.get(f"/?{query}").content.decode()
+    )
+    assert first
+    assert _walk(client, first.group(1).replace("&amp;", "&")) == listed
+
+
+def test_previous_and_next_are_the_neighbours_in_the_filter_and_keep_the_tab(
+    client: Client, mixed: list[Trial]
+) -> None:
+    f.login(client, "rita", "reviewer")
+    by_name = {t.name: t for t in mixed}
+    # judge FAIL: t1 0.9, t2 0.5, t4 0.7, t5 0.5; by reward descending, ties by id descending:
+    # t1, t4, t5, t2.
+    url = f"/trials/{by_name['t4'].pk}/?judge_verdict=FAIL&sort=-reward&tab=diff"
+    links = _nav_links(client.get(url).content.decode())
+    assert links == {
+        "prev": f"/trials/{by_name['t1'].pk}/?judge_verdict=FAIL&sort=-reward&tab=diff",
+        "next": f"/trials/{by_name['t5'].pk}/?judge_verdict=FAIL&sort=-reward&tab=diff",
+    }
+
+
+def test_the_first_trial_has_no_previous_and_the_last_no_next(
+    client: Client, mixed: list[Trial]
+) -> None:
+    f.login(client, "rita", "reviewer")
+    by_name = {t.name: t for t in mixed}
+    first = client.get(f"/trials/{by_name['t1'].pk}/?judge_verdict=FAIL&sort=-reward")
+    last = client.get(f"/trials/{by_name['t2'].pk}/?judge_verdict=FAIL&sort=-reward")
+    assert set(_nav_links(first.content.decode())) == {"next"}
+    assert set(_nav_links(last.content.decode())) == {"prev"}
+    assert "This is the first trial in the list" in first.content.decode()
+    assert "This is the last trial in the list" in last.content.decode()
+
+
+def test_a_trial_outside_the_filter_still_gets_the_neighbours_around_its_place(
+    client: Client, mixed: list[Trial]
+) -> None:
+    """A trial just annotated leaves an "unreviewed" list; next still goes on from it."""
+    reviewer = f.login(client, "rita", "reviewer")
+    by_name = {t.name: t for t in mixed}
+    add_annotation(trial_id=by_name["t3"].pk, reviewer=reviewer, judgment="pass")
+    html = client.get(f"/trials/{by_name['t3'].pk}/?human_judgment=unreviewed").content.decode()
+    assert _nav_links(html) == {
+        "prev": f"/trials/{by_name['t4'].pk}/?human_judgment=unreviewed&tab=trajectory",
+        "next": f"/trials/{by_name['t2'].pk}/?human_judgment=unreviewed&tab=trajectory",
+    }
+
+
+def test_without_a_filter_the_neighbours_are_the_explorer_default_newest_first(
+    client: Client, mixed: list[Trial]
+) -> None:
+    f.login(client, "rita", "reviewer")
+    middle = mixed[3]
+    links = _nav_links(client.get(f"/trials/{middle.pk}/").content.decode())
+    assert links == {
+        "prev": f"/trials/{mixed[4].pk}/?tab=trajectory",
+        "next": f"/trials/{mixed[2].pk}/?tab=trajectory",
+    }
+
+
+def test_the_links_carry_the_hotkeys_the_keyboard_script_reads(
+    client: Client, mixed: list[Trial]
+) -> None:
+    f.login(client, "rita", "reviewer")
+    html = client.get(f"/trials/{mixed[3].pk}/").content.decode()
+    assert re.search(r'<a class="button-quiet" rel="prev" data-hotkey="k"', html)
+    assert re.search(r'<a class="button-quiet" rel="next" data-hotkey="j"', html)
+
+
+def test_tabs_breadcrumb_and_forms_keep_the_filter(client: Client, mixed: list[Trial]) -> None:
+    f.login(client, "rita", "reviewer")
+    html = client.get(f"/trials/{mixed[3].pk}/?judge_verdict=FAIL&sort=-reward").content.decode()
+    base = f"/trials/{mixed[3].pk}/?judge_verdict=FAIL&amp;sort=-reward"
+    assert f'href="{base}&amp;tab=diff#tabs"' in html
+    assert 'href="/?judge_verdict=FAIL&amp;sort=-reward">Explorer</a>' in html
+    # The trajectory filter form resubmits the list's filter as hidden fields.
+    assert '<input type="hidden" name="judge_verdict" value="FAIL">' in html
+    assert '<input type="hidden" name="sort" value="-reward">' in html
+    assert (
+        f'action="/trials/{mixed[3].pk}/annotations/?judge_verdict=FAIL&amp;sort=-reward'
+        '&amp;tab=trajectory"' in html
+    )
+
+
+def test_a_tab_fragment_swaps_the_links_out_of_band_with_the_new_tab(
+    client: Client, mixed: list[Trial]
+) -> None:
+    f.login(client, "rita", "reviewer")
+    response = client.get(f"/trials/{mixed[3].pk}/?sort=-reward&tab=output", headers=HX)
+    html = response.content.decode()
+    assert f.is_fragment(html)
+    assert html.lstrip().startswith('<section id="tabs"')
+    assert (
+        '<nav id="trial-nav" class="trial-nav" aria-label="Trials in this list" hx-swap-oob="true">'
+        in html
+    )
+    assert all("tab=output" in href for href in _nav_links(html).values())
+    assert "HX-Request" in response["Vary"]
+
+
+def test_a_plain_annotation_post_comes_back_to_the_same_list_and_tab(
+    client: Client, mixed: list[Trial]
+) -> None:
+    f.login(client, "rita", "reviewer")
+    trial = mixed[3]
+    response = client.post(
+        f"/trials/{trial.pk}/annotations/?judge_verdict=FAIL&sort=-reward&tab=diff",
+        {"judgment": "pass"},
+    )
+    assert response.status_code == 302
+    assert response["Location"] == (
+        f"/trials/{trial.pk}/?judge_verdict=FAIL&sort=-reward&tab=diff#annotations"
+    )
+
+
+def test_a_plain_scorer_row_request_keeps_the_list_and_tab(client: Client) -> None:
+    f.login(client, "rita", "reviewer")
+    trial = f.make_trial(scorers=[f.scorer("tests")])
+    response = client.get(
+        f"/trials/{trial.pk}/scorers/0/?expanded=1&judge_verdict=FAIL&tab=diff&open="
+    )
+    assert response["Location"] == (
+        f"/trials/{trial.pk}/?judge_verdict=FAIL&open=0&tab=diff#scorer-0"
+    )
+    page = client.get(f"/trials/{trial.pk}/?judge_verdict=FAIL").content.decode()
+    # The row's htmx request carries the page's query, so its swapped-in links keep it too.
+    assert f'hx-get="/trials/{trial.pk}/scorers/0/?judge_verdict=FAIL&amp;expanded=1"' in page
+
+
+def test_an_invalid_filter_value_narrows_nothing_and_the_page_still_works(
+    client: Client, mixed: list[Trial]
+) -> None:
+    f.login(client, "rita", "reviewer")
+    response = client.get(f"/trials/{mixed[3].pk}/?sort=bogus&reward_min=x&judge_verdict=NOPE")
+    assert response.status_code == 200
+    assert _nav_links(response.content.decode())["next"].startswith(f"/trials/{mixed[2].pk}/")
+
+
+def test_an_analyst_gets_previous_and_next_too(client: Client, mixed: list[Trial]) -> None:
+    f.login(client, "ann", "analyst")
+    html = client.get(f"/trials/{mixed[3].pk}/").content.decode()
+    assert set(_nav_links(html)) == {"prev", "next"}
+
+
+# --- query budget ----------------------------------------------------------------------------
+def _many(size: int) -> list[Trial]:
+    return f.make_trials(size, judges=[f.judge("FAIL")], scorers=[f.scorer("a"), f.scorer("b")])
+
+
+@pytest.mark.parametrize("size", [3, 40])
+def test_previous_and_next_cost_no_extra_query_whatever_the_data_size(
+    client: Client, django_assert_num_queries: Callable[..., Any], size: int
+) -> None:
+    trials = _many(size)
+    f.login(client, "rita", "reviewer")
+    middle = trials[len(trials) // 2]
+    # 1 session, 2 user, 3 role groups, 4 the trial with its job and task AND its previous
+    # and next ids (two keyset subqueries, LIMIT 1 each, in the same SELECT), 5 results,
+    # 6 scorers, 7 judge verdicts, 8 error tags, 9 annotations, 10 the reviewer's profile,
+    # 11 the open tab's blobs: the same 11 as the page without a list.
+    with django_assert_num_queries(11):
+        html = client.get(
+            f"/trials/{middle.pk}/?judge_verdict=FAIL&sort=-reward&tab=diff"
+        ).content.decode()
+    assert set(_nav_links(html)) == {"prev", "next"}
+    # A job filter adds one: the form validates the job id.
+    with django_assert_num_queries(12):
+        assert client.get(f"/trials/{middle.pk}/?job={middle.job_id}").status_code == 200
+
+
+@pytest.mark.parametrize("size", [3, 40])
+def test_the_tab_fragment_with_its_links_runs_a_fixed_number_of_queries(
+    client: Client, django_assert_num_queries: Callable[..., Any], size: int
+) -> None:
+    trials = _many(size)
+    f.login(client, "rita", "reviewer")
+    # 1 session, 2 user, 3 role groups, 4 the trial with its neighbours, 5 the tab's blobs.
+    with django_assert_num_queries(5):
+        response = client.get(f"/trials/{trials[1].pk}/?sort=task&tab=diff", headers=HX)
+    assert set(_nav_links(response.content.decode())) == {"prev", "next"}
