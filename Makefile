@@ -7,7 +7,8 @@ STAMP := $(VENV)/.installed
 HOST ?= 127.0.0.1
 PORT ?= 8000
 DEMO_TRIALS ?= 300
-PYTEST_ARGS ?=
+# Two workers: the suite runs on both cores (override with PYTEST_ARGS= for one process).
+PYTEST_ARGS ?= -n 2
 
 .PHONY: run test lint fmt bench serve-prod venv migrate demo clean check-python
 
