@@ -42,7 +42,7 @@ from django.db import connection, models, transaction
 from django.db.models import Avg, Count, Q
 from django.utils import timezone
 
-from rewards import rubric, rules
+from rewards import rubric, rules, schemas
 from rewards.ingest import writer as bundle_writer
 from rewards.ingest.writer import DETAIL_FIELDS, TRIAL_FIELDS, BundleWriter, summary_of
 from rewards.models import (
@@ -817,9 +817,13 @@ class DemoGenerator:
             "scorers": scorers,
             "judge_verdicts": judges,
             "error_tags": tags,
-            "annotations": [] if self.compact else _annotations(ctx, results[-1]),
         }
         bundle = TrialBundle.model_validate(data)
+        if not self.compact:
+            seen = summary_of(bundle, bundle.current_result.checked())
+            bundle.annotations = [
+                schemas.Annotation.model_validate(note) for note in _annotations(ctx, seen)
+            ]
         # Harbor leaves model_info null for some agents whatever the provider.
         hints.model_info_null = not ctx.profile.provider or i % 9 == 4
         hints.naive_times = job.index % 3 == 2
@@ -881,11 +885,11 @@ class DemoGenerator:
 DEMO_REVIEWERS = (("reviewer", ""), ("expert", "electrical engineering"))
 
 
-def _annotations(ctx: _Ctx, current: dict[str, Any]) -> list[dict[str, Any]]:
+def _annotations(ctx: _Ctx, seen: rules.TrialSummary) -> list[dict[str, Any]]:
     """A quarter of the trials reviewed: mostly agreeing, some disagreeing, some deferred."""
     if ctx.i % 4 != 1:
         return []
-    automated = "pass" if current["reward"] >= ctx.task.pass_threshold else "fail"
+    automated = "pass" if rules.automated_pass(seen.reward, ctx.task.pass_threshold) else "fail"
     other = "fail" if automated == "pass" else "pass"
     notes = []
     for n, (username, discipline) in enumerate(DEMO_REVIEWERS[: 1 + (ctx.i % 8 == 1)]):
@@ -898,6 +902,8 @@ def _annotations(ctx: _Ctx, current: dict[str, Any]) -> list[dict[str, Any]]:
                 "judgment": judgment,
                 "categories": ["spot check"] if judgment == automated else ["needs a look"],
                 "notes": f"{ctx.lead} checked by hand" if ctx.hostile else "checked by hand",
+                "reward_seen": seen.reward,
+                "judge_verdict_seen": seen.judge_verdict,
             }
         )
     return notes

@@ -445,3 +445,7 @@ def test_demo_trials_carry_reviews_by_the_demo_users_with_both_human_disagreemen
     kinds = set(Trial.objects.values_list("human_disagreement", flat=True))
     assert {"human_pass_automated_fail", "human_fail_automated_pass"} <= kinds
     assert Trial.objects.filter(human_judgment="defer").exists()
+    # Each review records what the reviewer saw: the trial's reward and judge verdict.
+    for note in Annotation.objects.select_related("trial")[:20]:
+        assert note.reward_seen == note.trial.reward
+        assert note.judge_verdict_seen == note.trial.judge_verdict
