@@ -207,3 +207,34 @@ def test_a_garbled_cursor_falls_back_to_the_first_page(cursor: str) -> None:
 def test_a_cursor_round_trips_its_value_and_id() -> None:
     assert decode_cursor(encode_cursor("-reward", 0.125, 42), "-reward") == (0.125, 42)
     assert decode_cursor(encode_cursor("agent", "<b>", 7), "agent") == ("<b>", 7)
+
+
+@pytest.mark.django_db
+def test_the_job_select_lists_the_newest_jobs_and_keeps_an_older_selected_one() -> None:
+    from review.filters import QuickSelect, TrialFilterForm
+    from rewards.models import Job
+
+    jobs = [Job.objects.create(name=f"job-{n:03d}") for n in range(5)]
+    form = TrialFilterForm({"job": str(jobs[0].pk)})
+    widget = form.fields["job"].widget
+    assert isinstance(widget, QuickSelect)
+    widget.limit = 2
+
+    html = str(form["job"])
+
+    assert html.count("<option") == 4  # "All jobs", the two newest, and the selected oldest
+    assert f'<option value="{jobs[4].pk}">job-004</option>' in html
+    assert f'<option value="{jobs[0].pk}" selected>' in html
+    assert "job-002" not in html
+    assert form.is_valid()  # an older job is still a valid filter
+
+
+@pytest.mark.django_db
+def test_the_job_select_escapes_hostile_job_names() -> None:
+    from review.filters import TrialFilterForm
+    from rewards.models import Job
+
+    Job.objects.create(name='<script>alert(1)</script>"')
+    html = str(TrialFilterForm({})["job"])
+    assert "<script>" not in html
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;&quot;" in html
