@@ -8,8 +8,10 @@ review app: it fills `bundle.annotations` itself (rewards never imports review).
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 from django.db.models import Prefetch, QuerySet
+from pydantic import BaseModel
 
 from rewards.models import ErrorTag, EvaluationResult, JudgeVerdict, ScorerResult, Trial
 from rewards.schemas import (
@@ -57,69 +59,24 @@ def iter_bundles(queryset: QuerySet[Trial], chunk: int = CHUNK) -> Iterator[Tria
             yield trial_bundle(trial)
 
 
+def _fields(record: type[BaseModel], *sources: object) -> dict[str, Any]:
+    """A record's fields read by name from the first source that has them (None: skipped)."""
+    values: dict[str, Any] = {}
+    for name in record.model_fields:
+        for source in sources:
+            if source is not None and hasattr(source, name):
+                values[name] = getattr(source, name)
+                break
+    return values
+
+
 def trial_bundle(trial: Trial) -> TrialBundle:
-    job, task = trial.job, trial.task
+    # The records' fields are the columns' names: the inverse of the writer, field for field.
     detail = getattr(trial, "detail", None)
     return TrialBundle(
-        job=JobRecord(
-            name=job.name,
-            started_at=job.started_at,
-            finished_at=job.finished_at,
-            config=job.config,
-            stats=job.stats,
-            source_path=job.source_path,
-        ),
-        task=TaskRecord(
-            name=task.name,
-            source=task.source,
-            checksum=task.checksum,
-            instruction=task.instruction,
-            verifier_script=task.verifier_script,
-            expected_output_path=task.expected_output_path,
-            reward_path=task.reward_path,
-            details_path=task.details_path,
-            output_format=task.output_format,
-            output_schema=task.output_schema,
-            rubric_strategy=task.rubric_strategy,
-            pass_threshold=task.pass_threshold,
-            scorer_specs=task.scorer_specs,
-        ),
-        trial=TrialRecord(
-            name=trial.name,
-            uid=trial.uid,
-            agent_name=trial.agent_name,
-            agent_version=trial.agent_version,
-            model_name=trial.model_name,
-            model_provider=trial.model_provider,
-            status=trial.status,
-            started_at=trial.started_at,
-            finished_at=trial.finished_at,
-            timings=trial.timings,
-            n_input_tokens=trial.n_input_tokens,
-            n_cache_tokens=trial.n_cache_tokens,
-            n_output_tokens=trial.n_output_tokens,
-            cost_usd=trial.cost_usd,
-            exception_type=trial.exception_type,
-            exception_message=trial.exception_message,
-            source_path=trial.source_path,
-            **(
-                {
-                    "config": detail.config,
-                    "trajectory": detail.trajectory,
-                    "workspace_diff": detail.workspace_diff,
-                    "command": detail.command,
-                    "exit_code": detail.exit_code,
-                    "stdout_tail": detail.stdout_tail,
-                    "stderr_tail": detail.stderr_tail,
-                    "final_response": detail.final_response,
-                    "exception_traceback": detail.exception_traceback,
-                    "verifier_stdout": detail.verifier_stdout,
-                    "ctrf": detail.ctrf,
-                }
-                if detail
-                else {}
-            ),
-        ),
+        job=JobRecord(**_fields(JobRecord, trial.job)),
+        task=TaskRecord(**_fields(TaskRecord, trial.task)),
+        trial=TrialRecord(**_fields(TrialRecord, detail, trial)),
         results=[_result(r) for r in trial.results.all()],
         scorers=[
             ScorerResultSchema(
