@@ -13,6 +13,8 @@ from typing import Any
 import hypothesis
 import pytest
 import schemathesis
+from django.core.signals import request_finished, request_started
+from django.db import close_old_connections
 from schemathesis.checks import not_a_server_error
 
 from config.wsgi import application
@@ -39,7 +41,19 @@ def map_path_parameters(
 
 
 @pytest.fixture
-def staff_token(db: None, settings: Any) -> Iterator[str]:
+def in_test_transaction() -> Iterator[None]:
+    """Requests go straight to the WSGI app, whose request signals would close the database
+    connection inside the test's transaction (PostgreSQL then refuses to reopen it); Django's
+    own test client disconnects the same handler while it runs."""
+    for signal in (request_started, request_finished):
+        signal.disconnect(close_old_connections)
+    yield
+    for signal in (request_started, request_finished):
+        signal.connect(close_old_connections)
+
+
+@pytest.fixture
+def staff_token(db: None, settings: Any, in_test_transaction: None) -> Iterator[str]:
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     trials = f.write(
         f.bundle(annotations=[f.annotation("carol", "fail")]),

@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import pytest
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from rewards import rules
@@ -46,6 +46,12 @@ def rejects(make: Callable[[], Any], constraint: str) -> None:
     with transaction.atomic(), pytest.raises(IntegrityError) as caught:
         make()
     assert constraint in str(caught.value)
+
+
+def unique(name: str, sqlite_columns: str) -> str:
+    """How each database names a unique violation: PostgreSQL by the constraint's name,
+    SQLite by its columns."""
+    return name if connection.vendor == "postgresql" else sqlite_columns
 
 
 def accepts(make: Callable[[], Any]) -> None:
@@ -122,7 +128,7 @@ def test_trial_scorer_mean_outside_the_unit_range_is_rejected(
 def test_trial_name_is_unique_within_its_job(job: Job, task: Task, trial: Trial) -> None:
     rejects(
         lambda: Trial.objects.create(job=job, task=task, name=trial.name),
-        "rewards_trial.job_id, rewards_trial.name",
+        unique("trial_unique_name_per_job", "rewards_trial.job_id, rewards_trial.name"),
     )
     other = Job.objects.create(name="nightly-43")
     accepts(lambda: Trial.objects.create(job=other, task=task, name=trial.name))
@@ -132,7 +138,7 @@ def test_trial_uid_is_unique_across_jobs(task: Task, trial: Trial) -> None:
     other = Job.objects.create(name="nightly-43")
     rejects(
         lambda: Trial.objects.create(job=other, task=task, name="y", uid=trial.uid),
-        "rewards_trial.uid",
+        unique("rewards_trial_uid_key", "rewards_trial.uid"),
     )
 
 
@@ -155,7 +161,10 @@ def test_task_pass_threshold_bounds_are_accepted(threshold: float) -> None:
 def test_task_identity_is_source_name_and_checksum(task: Task) -> None:
     rejects(
         lambda: Task.objects.create(name=task.name, source=task.source),
-        "rewards_task.source, rewards_task.name, rewards_task.checksum",
+        unique(
+            "task_unique_source_name_checksum",
+            "rewards_task.source, rewards_task.name, rewards_task.checksum",
+        ),
     )
     accepts(lambda: Task.objects.create(name=task.name, source=task.source, checksum="v2"))
 
@@ -185,7 +194,9 @@ def test_two_current_results_for_one_trial_are_rejected(trial: Trial) -> None:
     # The partial unique index result_one_current_per_trial, on trial_id alone.
     with transaction.atomic(), pytest.raises(IntegrityError) as caught:
         result(trial)
-    assert str(caught.value).endswith("rewards_evaluationresult.trial_id")
+    assert unique("result_one_current_per_trial", "rewards_evaluationresult.trial_id") in str(
+        caught.value
+    )
     accepts(lambda: result(trial, is_current=False))
     accepts(lambda: result(trial, is_current=False))
 
@@ -203,7 +214,10 @@ def test_duplicate_artifact_digest_per_trial_is_rejected(
     result(trial, artifact_digest=digest)
     rejects(
         lambda: result(trial, artifact_digest=digest, is_current=False),
-        "rewards_evaluationresult.trial_id, rewards_evaluationresult.artifact_digest",
+        unique(
+            "result_unique_digest_per_trial",
+            "rewards_evaluationresult.trial_id, rewards_evaluationresult.artifact_digest",
+        ),
     )
     other = Trial.objects.create(job=job, task=task, name="t-002")
     accepts(lambda: result(other, artifact_digest=digest))
@@ -240,7 +254,10 @@ def test_scorer_type_outside_the_catalog_is_rejected(trial: Trial) -> None:
 
 def test_scorer_position_is_unique_per_trial(trial: Trial) -> None:
     scorer(trial, position=0)
-    rejects(lambda: scorer(trial, position=0), "rewards_scorerresult.trial_id")
+    rejects(
+        lambda: scorer(trial, position=0),
+        unique("scorer_unique_position", "rewards_scorerresult.trial_id"),
+    )
 
 
 # --- JudgeVerdict --------------------------------------------------------------------------
