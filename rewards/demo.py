@@ -43,8 +43,7 @@ from django.db.models import Avg, Count, Q
 from django.utils import timezone
 
 from rewards import rubric, rules, schemas
-from rewards.ingest import writer as bundle_writer
-from rewards.ingest.writer import DETAIL_FIELDS, TRIAL_FIELDS, BundleWriter, summary_of
+from rewards.ingest.writer import BundleWriter, child_rows, summary_of, trial_columns_of
 from rewards.models import (
     ErrorTag,
     EvaluationResult,
@@ -2234,25 +2233,17 @@ class FastLoader:
         bundle = bundle.model_copy(update={"results": results})
         record = bundle.task
         task = self._tasks[(record.source, record.name, record.checksum)]
-        # The same mapping and summary as BundleWriter._new_trial / _create_children, so a
-        # fast-path trial is the row the writer would have stored.
+        # The writer's own mapping, summary and child rows, so a fast-path trial is the row
+        # the writer would have stored.
         trial = Trial(
             task=task,
             name=bundle.trial.name,
             uid=bundle.trial.uid,
-            **bundle_writer._values(bundle.trial, TRIAL_FIELDS),
+            **trial_columns_of(bundle),
         )
         trial.apply_summary(summary_of(bundle, bundle.current_result))
         trial_values = {f.attname: getattr(trial, f.attname) for f in self._trial_fields}
-        detail = TrialDetail(trial=trial, **bundle_writer._values(bundle.trial, DETAIL_FIELDS))
-        now = self._now
-        children: dict[type[models.Model], list[models.Model]] = {
-            TrialDetail: [detail],
-            EvaluationResult: [bundle_writer._result_row(trial, r, now) for r in bundle.results],
-            ScorerResult: list(bundle_writer._scorer_rows(trial, bundle)),
-            JudgeVerdict: list(bundle_writer._verdict_rows(trial, bundle)),
-            ErrorTag: list(bundle_writer._tag_rows(trial, bundle)),
-        }
+        children = child_rows(bundle, trial, self._now)
         rows: dict[type[models.Model], list[_ChildRow]] = {}
         for model, instances in children.items():
             fields = self._child_fields[model]

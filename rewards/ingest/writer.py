@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Literal
 
-from django.db import DatabaseError, transaction
+from django.db import DatabaseError, models, transaction
 from django.dispatch import Signal
 from django.utils import timezone
 
@@ -404,22 +404,12 @@ class BundleWriter:
     def _create_children(self, pairs: Sequence[tuple[TrialBundle, Trial]]) -> None:
         """One INSERT per table for the whole batch."""
         now = timezone.now()
-        details: list[TrialDetail] = []
-        results: list[EvaluationResult] = []
-        scorers: list[ScorerResult] = []
-        verdicts: list[JudgeVerdict] = []
-        tags: list[ErrorTag] = []
+        by_model: dict[type[models.Model], list[models.Model]] = {}
         for bundle, trial in pairs:
-            details.append(TrialDetail(trial=trial, **_values(bundle.trial, DETAIL_FIELDS)))
-            results.extend(_result_row(trial, r, now) for r in bundle.results)
-            scorers.extend(_scorer_rows(trial, bundle))
-            verdicts.extend(_verdict_rows(trial, bundle))
-            tags.extend(_tag_rows(trial, bundle))
-        TrialDetail.objects.bulk_create(details)
-        EvaluationResult.objects.bulk_create(results)
-        ScorerResult.objects.bulk_create(scorers)
-        JudgeVerdict.objects.bulk_create(verdicts)
-        ErrorTag.objects.bulk_create(tags)
+            for model, rows in child_rows(bundle, trial, now).items():
+                by_model.setdefault(model, []).extend(rows)
+        for model, rows in by_model.items():
+            model._default_manager.bulk_create(rows)
 
     def _update(self, trial: Trial, bundle: TrialBundle, task: Task, digest: str) -> None:
         """Changed artifacts: a new current result beside the old ones, the rest replaced."""
@@ -482,6 +472,28 @@ def _refresh_job(job: Job, record: schemas.JobRecord) -> None:
         setattr(job, name, values[name])
     if changed:
         job.save(update_fields=changed)
+
+
+def trial_columns_of(bundle: TrialBundle) -> dict[str, Any]:
+    """The trial row's own columns from a bundle (summary columns aside)."""
+    return _values(bundle.trial, TRIAL_FIELDS)
+
+
+def child_rows(
+    bundle: TrialBundle, trial: Trial, now: datetime
+) -> dict[type[models.Model], list[models.Model]]:
+    """Every row a bundle stores beside its trial, unsaved, by model, in insertion order.
+
+    The writer and `seed_demo`'s fast loader both build rows here, so they store the same.
+    """
+    rows: dict[type[models.Model], list[models.Model]] = {
+        TrialDetail: [TrialDetail(trial=trial, **_values(bundle.trial, DETAIL_FIELDS))]
+    }
+    rows[EvaluationResult] = [_result_row(trial, r, now) for r in bundle.results]
+    rows[ScorerResult] = list(_scorer_rows(trial, bundle))
+    rows[JudgeVerdict] = list(_verdict_rows(trial, bundle))
+    rows[ErrorTag] = list(_tag_rows(trial, bundle))
+    return rows
 
 
 def _result_row(trial: Trial, record: ResultRecord, now: datetime) -> EvaluationResult:
