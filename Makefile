@@ -37,7 +37,8 @@ demo: migrate
 run: demo
 	DJANGO_DEBUG=1 $(PY) manage.py runserver $(HOST):$(PORT)
 
-test: demo
+# The suite makes its own test database: no development database, no demo data needed.
+test: venv
 	$(PY) -m pytest $(PYTEST_ARGS)
 
 lint: venv

@@ -5,7 +5,6 @@ The defaults are for local use (`make run`): an embedded SQLite file under var/.
 """
 
 import os
-import sys
 from pathlib import Path
 
 import dj_database_url
@@ -26,9 +25,6 @@ def env_list(name: str, default: str) -> list[str]:
 
 
 DEBUG = env_bool("DJANGO_DEBUG", False)
-# Under pytest: nothing has run collectstatic (static files resolve unhashed) and the test
-# client and live server speak plain HTTP.
-TESTING = "pytest" in sys.modules
 # The fallback key is for local use only; `check --deploy` flags it (security.W009) so a
 # production deployment without SECRET_KEY is caught before it serves anything.
 SECRET_KEY = os.environ.get("SECRET_KEY") or "django-insecure-local-only-trialdesk-key"
@@ -140,8 +136,9 @@ X_FRAME_OPTIONS = "DENY"
 SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
 SESSION_COOKIE_HTTPONLY = True
-# HTTPS-only defaults are for deployments; `make run` and the test suite speak plain HTTP.
-HTTPS_ONLY = not (DEBUG or TESTING)
+# HTTPS-only defaults are for deployments; `make run` speaks plain HTTP (and the test suite's
+# settings, tests/settings.py, turn them off too).
+HTTPS_ONLY = not DEBUG
 SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", HTTPS_ONLY)
 CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", HTTPS_ONLY)
 SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", HTTPS_ONLY)
@@ -168,7 +165,7 @@ STORAGES = {
     "staticfiles": {
         "BACKEND": (
             "django.contrib.staticfiles.storage.StaticFilesStorage"
-            if DEBUG or TESTING
+            if DEBUG
             else "whitenoise.storage.CompressedManifestStaticFilesStorage"
         )
     },

@@ -69,6 +69,12 @@ SORT_CHOICES = [
 ]
 
 VALIDITY_CHOICES = [(ANY, "Any"), ("valid", "Valid"), ("invalid", "Invalid")]
+WITH_PROBLEMS, WITHOUT_PROBLEMS = "with", "without"
+PROBLEM_CHOICES = [
+    (ANY, "Any"),
+    (WITH_PROBLEMS, "Has ingestion problems"),
+    (WITHOUT_PROBLEMS, "No ingestion problems"),
+]
 SCORER_CHOICES = [(ANY, "Any"), ("PASS", "PASS"), ("FAIL", "FAIL"), (NOT_RUN, "No scorers")]
 JUDGE_CHOICES = [
     (ANY, "Any"),
@@ -207,6 +213,7 @@ class TrialFilterForm(forms.Form):
     disagreement = forms.ChoiceField(choices=DISAGREEMENT_CHOICES, required=False)
     failure_mode = forms.CharField(required=False, max_length=255, label="Failure mode")
     error_category = forms.CharField(required=False, max_length=255, label="Error category")
+    problems = forms.ChoiceField(choices=PROBLEM_CHOICES, required=False, label="Ingestion")
     sort = forms.ChoiceField(choices=SORT_CHOICES, required=False, widget=forms.HiddenInput)
     after = forms.CharField(required=False, max_length=2000, widget=forms.HiddenInput)
 
@@ -279,6 +286,12 @@ class TrialFilterForm(forms.Form):
         queryset = self._filter_disagreement(queryset, value("disagreement"))
         if failure_mode := value("failure_mode"):
             queryset = queryset.filter(failure_mode=failure_mode)
+        if problems := value("problems"):
+            queryset = (
+                queryset.with_ingest_problems()  # type: ignore[attr-defined]
+                if problems == WITH_PROBLEMS
+                else queryset.filter(problem_count=0)
+            )
         if category := value("error_category"):
             queryset = queryset.filter(
                 Exists(ErrorTag.objects.filter(trial=OuterRef("pk"), category=category))

@@ -16,7 +16,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from rewards import rules
-from rewards.models import ErrorTag, ScorerResult
+from rewards.models import ErrorTag, ScorerResult, TrialDetail
 from rewards.rubric import RubricError, normalise
 from rewards.schemas import DetailsDimension
 
@@ -123,39 +123,129 @@ def fact_check_rows(raw: Any) -> list[FactCheckRow]:
 # --- reward breakdown ---------------------------------------------------------------------
 @dataclass(frozen=True)
 class BreakdownRow:
-    dimension: str
-    score: float | None
-    max_score: float | None
-    normalised: float | None
-    evidence: str
-    raw: str  # shown when the dimension does not have the seed's shape
+    """One row of the breakdown tree, flattened for a table (`depth` indents it).
+
+    `kind`: "dimension" (seed 000's `{score, max_score, evidence}`), "group" (an object or
+    list whose rows follow, one level deeper: RewardKit's nested details), "record" (an
+    object of plain values, shown as `key: value` pairs), "value" (anything else, as text).
+    """
+
+    name: str
+    depth: int
+    kind: str
+    score: float | None = None
+    max_score: float | None = None
+    normalised: float | None = None
+    evidence: str = ""
+    fields: tuple[tuple[str, str], ...] = ()
+    text: str = ""
+
+
+BREAKDOWN_DEPTH = 6
+BREAKDOWN_ROWS = 400
+_PLAIN = (str, int, float, bool, type(None))
+
+
+def _item_name(index: int, item: Any) -> str:
+    """A list item's name: its own `name`, `id` or `title` if it has one, else its place."""
+    if isinstance(item, Mapping):
+        for key in ("name", "id", "title"):
+            value = item.get(key)
+            if isinstance(value, str | int) and not isinstance(value, bool) and str(value):
+                return str(value)
+    return f"[{index}]"
+
+
+def _dimension(name: str, depth: int, value: Mapping[str, Any]) -> BreakdownRow | None:
+    try:
+        dimension = DetailsDimension.model_validate(value)
+    except ValidationError:
+        return None
+    try:
+        normalised: float | None = normalise(dimension)
+    except RubricError:
+        normalised = None
+    extra = tuple(
+        (str(k), as_text(v))
+        for k, v in value.items()
+        if k not in {"score", "max_score", "evidence"} and isinstance(v, _PLAIN)
+    )
+    return BreakdownRow(
+        name,
+        depth,
+        "dimension",
+        score=dimension.score,
+        max_score=dimension.max_score,
+        normalised=normalised,
+        evidence=dimension.evidence or "",
+        fields=extra,
+    )
 
 
 def breakdown_rows(breakdown: Any) -> list[BreakdownRow]:
-    """details.json as stored: `{dimension: {score, max_score, evidence}}`, any shape tolerated."""
-    if not isinstance(breakdown, Mapping):
-        return []
+    """The breakdown as stored, as a tree: details.json's dimensions, RewardKit's groups.
+
+    Any shape is shown, nothing is dropped: deeper than BREAKDOWN_DEPTH a part is shown as
+    its JSON text, and past BREAKDOWN_ROWS rows the rest is counted.
+    """
+    rows: list[BreakdownRow] = []
+    hidden = 0
+
+    def walk(name: str, value: Any, depth: int) -> None:
+        nonlocal hidden
+        if len(rows) >= BREAKDOWN_ROWS:
+            hidden += 1
+            return
+        if isinstance(value, Mapping):
+            row = _dimension(name, depth, value)
+            if row is not None:
+                rows.append(row)
+                return
+            if all(isinstance(v, _PLAIN) for v in value.values()):
+                fields = tuple((str(k), as_text(v)) for k, v in value.items())
+                rows.append(BreakdownRow(name, depth, "record", fields=fields))
+                return
+        if isinstance(value, Mapping | list) and depth < BREAKDOWN_DEPTH:
+            rows.append(BreakdownRow(name, depth, "group"))
+            items = value.items() if isinstance(value, Mapping) else enumerate(value)
+            for key, item in items:
+                child = _item_name(key, item) if isinstance(key, int) else str(key)
+                walk(child, item, depth + 1)
+            return
+        rows.append(BreakdownRow(name, depth, "value", text=as_text(value)))
+
+    if isinstance(breakdown, Mapping):
+        for name, value in breakdown.items():
+            walk(str(name), value, 0)
+    elif breakdown is not None:
+        walk("(details)", breakdown, 0)
+    if hidden:
+        rows.append(BreakdownRow(f"… {hidden} more parts", 0, "value", text="see the raw file"))
+    return rows
+
+
+@dataclass(frozen=True)
+class IngestProblemRow:
+    file: str
+    field: str
+    message: str
+    raw: str
+
+
+def ingest_problems(detail: TrialDetail | None) -> list[IngestProblemRow]:
+    """The trial's ingestion problems as stored (any shape tolerated: a bundle sent them)."""
+    stored = detail.ingest_problems if detail is not None else None
     rows = []
-    for name, value in breakdown.items():
-        try:
-            dimension = DetailsDimension.model_validate(value)
-        except ValidationError:
-            rows.append(BreakdownRow(str(name), None, None, None, "", as_text(value)))
-            continue
-        try:
-            normalised: float | None = normalise(dimension)
-        except RubricError:
-            normalised = None
-        rows.append(
-            BreakdownRow(
-                str(name),
-                dimension.score,
-                dimension.max_score,
-                normalised,
-                dimension.evidence or "",
-                "",
+    for item in stored if isinstance(stored, list) else []:
+        if isinstance(item, Mapping):
+            rows.append(
+                IngestProblemRow(
+                    as_text(item.get("file")),
+                    as_text(item.get("field")),
+                    as_text(item.get("message")),
+                    as_text(item.get("raw")),
+                )
             )
-        )
     return rows
 
 

@@ -142,7 +142,11 @@ class GateCase:
     expect: str = ""
 
 
-GATE_CASES: tuple[GateCase, ...] = (
+# The edge cases every demo shows; each table below spreads them evenly among ordinary
+# trials, so a first look at the explorer sees what real evaluations look like (mostly valid,
+# rewards spread, disagreements and broken artifacts a visible minority) and every filter
+# still finds its cases.
+EDGE_GATE_CASES: tuple[GateCase, ...] = (
     GateCase("agree-pass", "PASS", "PASS"),
     GateCase("advisory-skips", "PASS", "PASS", "no_new_skips", expect=rules.ADVISORY_FAIL),
     GateCase("judge-pass-scorers-fail", "FAIL", "PASS", expect=rules.JUDGE_PASS_SCORERS_FAIL),
@@ -174,51 +178,59 @@ GATE_CASES: tuple[GateCase, ...] = (
     GateCase("scorers-pass-only", "PASS", ""),
     GateCase("ledger-unparseable", "", "UNPARSEABLE"),
 )
+ORDINARY_GATE_CASES: tuple[GateCase, ...] = (
+    GateCase("agree-pass", "PASS", "PASS"),
+    GateCase("agree-pass", "PASS", "PASS"),
+    GateCase("agree-fail", "FAIL", "FAIL"),
+    GateCase("ledger-pass", "", "PASS"),
+    GateCase("agree-pass", "PASS", "PASS"),
+    GateCase("ledger-fail", "", "FAIL"),
+)
 VALID = "valid"
-VALIDITY_CASES: tuple[str, ...] = (
-    VALID,
+EDGE_VALIDITY_CASES: tuple[str, ...] = (
     "schema_invalid",
-    VALID,
     "unparseable",
     "output_missing",
-    VALID,
     "verifier_missing",
     "rejected_nonzero",
-    VALID,
     "reward_unreadable",
     "reward_no_key",
     "reward_out_of_range",
     "reward_not_number",
 )
 NO_EXCEPTION = ""
-EXCEPTION_CASES: tuple[str, ...] = (
-    NO_EXCEPTION,
+EDGE_EXCEPTION_CASES: tuple[str, ...] = (
     "agent_timeout_with_reward",
-    NO_EXCEPTION,
-    NO_EXCEPTION,
     "verifier_timeout",
-    NO_EXCEPTION,
     "reward_file_not_found",
-    NO_EXCEPTION,
     "nonzero_agent_exit",
-    NO_EXCEPTION,
     "environment_start_timeout",
-    NO_EXCEPTION,
     "cancelled",
-    NO_EXCEPTION,
     "running",
-    NO_EXCEPTION,
     "pending",
-    NO_EXCEPTION,
-    NO_EXCEPTION,
 )
-HOSTILE_EVERY = 5
+
+
+def spread[T](edges: Sequence[T], ordinary: Sequence[T], length: int) -> tuple[T, ...]:
+    """A case table of `length` entries: `edges` evenly spaced, `ordinary` cycled between."""
+    table = [ordinary[n % len(ordinary)] for n in range(length)]
+    for j, case in enumerate(edges):
+        table[j * length // len(edges)] = case
+    return tuple(table)
+
+
+# Table lengths are primes (see CASE_CYCLES): 10 of 29 gate cases are ordinary agreement,
+# 1 in 11 results has a validity problem, 1 in 11 trials an exception.
+GATE_CASES = spread(EDGE_GATE_CASES, ORDINARY_GATE_CASES, 29)
+VALIDITY_CASES = spread(EDGE_VALIDITY_CASES, (VALID,), 97)
+EXCEPTION_CASES = spread(EDGE_EXCEPTION_CASES, (NO_EXCEPTION,), 89)
+HOSTILE_EVERY = 8
 LONG_EVERY = 7
 RESULT_HISTORY_EVERY = 11
 CONFIDENCE_EVERY = 3
 # Trial i takes entry i (plus a per-seed offset) of each table. The lengths are pairwise
 # prime (a test checks it), so by the Chinese remainder theorem every pair of entries from two
-# tables meets within len(a)·len(b) consecutive trials, and the longest table (19) is the
+# tables meets within len(a)·len(b) consecutive trials, and the longest table (97) is the
 # number of trials it takes to see every case.
 CASE_CYCLES = (
     len(GATE_CASES),

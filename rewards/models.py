@@ -131,6 +131,9 @@ class TrialQuerySet(models.QuerySet["Trial"]):
     def with_human_disagreement(self) -> TrialQuerySet:
         return self.exclude(human_disagreement="")
 
+    def with_ingest_problems(self) -> TrialQuerySet:
+        return self.filter(problem_count__gt=0)
+
     def list_columns(self) -> TrialQuerySet:
         """What a list needs: the trial row with its job and task, never a blob."""
         return self.select_related("job", "task")
@@ -184,6 +187,9 @@ class Trial(models.Model):
         max_length=40, choices=HumanDisagreement.choices, blank=True
     )
     annotation_count = models.PositiveIntegerField(default=0)
+    # How many parts of the artifacts did not validate (kept raw in the detail's
+    # ingest_problems): the explorer's "has ingestion problems" filter.
+    problem_count = models.PositiveIntegerField(default=0)
     updated_at = models.DateTimeField(auto_now=True)
 
     objects = TrialQuerySet.as_manager()
@@ -221,6 +227,10 @@ class Trial(models.Model):
                 fields=["human_disagreement", "-id"],
                 name="trial_human_disagreement_idx",
                 condition=~Q(human_disagreement=""),
+            ),
+            # Explorer "has ingestion problems" filter: only the few such trials are indexed.
+            models.Index(
+                fields=["-id"], name="trial_ingest_problems_idx", condition=Q(problem_count__gt=0)
             ),
             # Review queue: the next unreviewed trial, newest first.
             models.Index(
@@ -297,6 +307,8 @@ class TrialDetail(models.Model):
     exception_traceback = models.TextField(blank=True)
     verifier_stdout = models.TextField(blank=True)
     ctrf = models.JSONField(null=True, blank=True)
+    # Parts of the artifacts that did not validate, as written (`schemas.IngestProblem`).
+    ingest_problems = models.JSONField(default=list, blank=True)
 
     def __str__(self) -> str:
         return f"detail of trial {self.trial_id}"
@@ -346,15 +358,11 @@ class EvaluationResult(models.Model):
 
 
 class ErrorTag(models.Model):
-    class Source(models.TextChoices):
-        MECHANICAL = "mechanical", "mechanical"
-        HUMAN = "human", "human"
-        JUDGE = "judge", "judge"
-
     trial = models.ForeignKey(Trial, on_delete=models.CASCADE, related_name="error_tags")
     category = models.CharField(max_length=255)
     description = models.TextField(blank=True)
-    source = models.CharField(max_length=16, choices=Source.choices)
+    # One of `rules.ERROR_SOURCES`, or a newer pipeline's own, stored as given.
+    source = models.CharField(max_length=32)
 
     class Meta:
         ordering = ["id"]
@@ -366,25 +374,18 @@ class ErrorTag(models.Model):
     def __str__(self) -> str:
         return f"{self.source}: {self.category}"
 
+    @property
+    def is_known_source(self) -> bool:
+        return self.source in rules.ERROR_SOURCES
+
 
 class ScorerResult(models.Model):
-    class Type(models.TextChoices):
-        COMMAND = "command", "Command"
-        ALLOWED_PATHS = "allowed_paths", "Allowed paths"
-        FORBID_PATHS = "forbid_paths", "Forbid paths"
-        MAX_FILES_CHANGED = "max_files_changed", "Max files changed"
-        FORBID_SECRETS = "forbid_secrets", "Forbid secrets"
-        FILE_EXISTS = "file_exists", "File exists"
-        TESTS_UNMODIFIED = "tests_unmodified", "Tests unmodified"
-        BASELINE_UNMODIFIED = "baseline_unmodified", "Baseline unmodified"
-        NO_NEW_SKIPS = "no_new_skips", "No new skips"
-        ASSERTIONS_NOT_WEAKENED = "assertions_not_weakened", "Assertions not weakened"
-        LLM_JUDGE = "llm_judge", "LLM judge"
-
     trial = models.ForeignKey(Trial, on_delete=models.CASCADE, related_name="scorers")
     position = models.PositiveIntegerField()
     name = models.CharField(max_length=255)
-    type = models.CharField(max_length=32, choices=Type.choices)
+    # One of seed 003's catalog (`rules.SCORER_TYPES`), or a newer pipeline's type stored as
+    # given and shown as unknown.
+    type = models.CharField(max_length=32)
     required = models.BooleanField()
     verdict = models.CharField(max_length=4, choices=Verdict.choices)
     score = models.FloatField()
@@ -402,10 +403,6 @@ class ScorerResult(models.Model):
             models.CheckConstraint(
                 condition=Q(verdict__in=Verdict.values), name="scorer_verdict_valid"
             ),
-            # Seed 003's catalog is closed: an unknown type has no required-default rule.
-            models.CheckConstraint(
-                condition=Q(type__in=rules.SCORER_TYPES), name="scorer_type_valid"
-            ),
         ]
 
     def __str__(self) -> str:
@@ -414,6 +411,14 @@ class ScorerResult(models.Model):
     @property
     def is_advisory(self) -> bool:
         return rules.is_advisory(self.type, self.required)
+
+    @property
+    def type_label(self) -> str:
+        return rules.scorer_type_label(self.type)
+
+    @property
+    def is_known_type(self) -> bool:
+        return self.type in rules.SCORER_TYPES
 
     @property
     def is_hard_failure(self) -> bool:

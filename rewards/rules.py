@@ -33,6 +33,8 @@ PASS, FAIL, NA, UNPARSEABLE = "PASS", "FAIL", "NA", "UNPARSEABLE"
 # whatever its flag says ("required is non-gating and only affects judge context input").
 ADVISORY_BY_DEFAULT = frozenset({"no_new_skips", "assertions_not_weakened"})
 NEVER_GATING = frozenset({"llm_judge"})
+# Seed 000's error sources; a newer pipeline's own source is stored as given.
+ERROR_SOURCES = ("mechanical", "human", "judge")
 SCORER_TYPES = (
     "command",
     "allowed_paths",
@@ -374,6 +376,12 @@ def cross_field_error(reward: float, output_parseable: bool) -> str | None:
 
 
 # --- scorers (seed 003) ---------------------------------------------------------------------
+def scorer_type_label(scorer_type: str) -> str:
+    """`max_files_changed` → "Max files changed"; LLM stays upper case."""
+    label = scorer_type.replace("_", " ").capitalize()
+    return label.replace("Llm ", "LLM ")
+
+
 def default_required(scorer_type: str) -> bool:
     """Seed 003, "Required by default": all but the two heuristic detectors and llm_judge."""
     return scorer_type not in ADVISORY_BY_DEFAULT and scorer_type not in NEVER_GATING

@@ -127,7 +127,9 @@ class ValidityCheck(StrictModel):
 class ErrorTag(StrictModel):
     category: Annotated[str, Field(min_length=1, max_length=255)]
     description: str | None = None
-    source: Literal["mechanical", "human", "judge"]
+    # Seed 000 names mechanical, human and judge; "Tasks define their own categories", and a
+    # newer pipeline's source is stored as given (the trial page shows it as unknown).
+    source: Annotated[str, Field(min_length=1, max_length=32)]
 
 
 class ConfidenceMetadata(BaseModel):
@@ -170,24 +172,11 @@ class EvaluationResult(StrictModel):
 
 
 # --- seed 003 -----------------------------------------------------------------------------
-ScorerType = Literal[
-    "command",
-    "allowed_paths",
-    "forbid_paths",
-    "max_files_changed",
-    "forbid_secrets",
-    "file_exists",
-    "tests_unmodified",
-    "baseline_unmodified",
-    "no_new_skips",
-    "assertions_not_weakened",
-    "llm_judge",
-]
-
-
 class ScorerResult(StrictModel):
     name: Annotated[str, Field(min_length=1, max_length=255)]
-    type: ScorerType
+    # One of seed 003's catalog (`rules.SCORER_TYPES`) or a newer pipeline's type, stored as
+    # given; an unknown type is required unless the row says otherwise.
+    type: Annotated[str, Field(min_length=1, max_length=32)]
     required: bool | None = None
     verdict: Literal["PASS", "FAIL", "N/A", "NA"]
     score: UnitFloat | None = None
@@ -281,6 +270,20 @@ class CommandOutput(StrictModel):
     stderr_tail: str = ""
 
 
+class IngestProblem(StrictModel):
+    """A part of a trial's artifacts that did not validate, kept as written.
+
+    The trial is stored all the same (a readable reward is never dropped for a bad side
+    file); `field` is the path inside `file` ("" for the whole file) and `raw` the part's
+    text, so a reviewer sees what the pipeline wrote.
+    """
+
+    file: PathStr
+    field: str = ""
+    message: str
+    raw: str = ""
+
+
 # --- TrialBundle: the lossless one-trial interchange format --------------------------------
 class JobRecord(StrictModel):
     name: Annotated[str, Field(min_length=1, max_length=255)]
@@ -336,6 +339,7 @@ class TrialRecord(StrictModel):
     verifier_stdout: str = ""
     ctrf: dict[str, Any] | None = None
     source_path: str = ""
+    ingest_problems: list[IngestProblem] = Field(default_factory=list)
 
 
 class ResultRecord(StrictModel):

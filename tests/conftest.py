@@ -1,18 +1,17 @@
-"""Shared fixtures. Real Harbor output lives in ../shared/harbor_samples/."""
+"""Shared fixtures. The suite's own Harbor-shaped files live in tests/fixtures/harbor/."""
 
 from pathlib import Path
 
 import pytest
 
+from tests.ingest_helpers import HARBOR_FIXTURES
+
 ROOT = Path(__file__).resolve().parent.parent
-HARBOR_SAMPLES = ROOT.parent / "shared" / "harbor_samples"
 
 
 @pytest.fixture
-def harbor_samples() -> Path:
-    if not HARBOR_SAMPLES.is_dir():
-        pytest.fail(f"the real Harbor samples are missing: {HARBOR_SAMPLES}")
-    return HARBOR_SAMPLES
+def harbor_files() -> Path:
+    return HARBOR_FIXTURES
 
 
 def purge_review_data() -> None:

@@ -19,11 +19,11 @@ from rewards.models import (
     TrialDetail,
 )
 from tests.ingest_helpers import (
-    CALENDAR_JOB,
-    SKILLS_JOB,
+    PASS_JOB,
+    SINGLE_JOB,
     harbor_trial,
     ingest,
-    lay_out_samples,
+    lay_out,
     synthetic_job,
     write_files,
 )
@@ -42,9 +42,9 @@ def contract(root: Path, name: str, files: dict[str, object] | None = None) -> P
 
 
 def test_the_summary_counts_each_outcome_and_names_each_problem(
-    harbor_samples: Path, tmp_path: Path
+    harbor_files: Path, tmp_path: Path
 ) -> None:
-    lay_out_samples(harbor_samples, tmp_path / "jobs")
+    lay_out(tmp_path / "jobs")
     contract(tmp_path / "jobs" / "contract-runs", "good")
     write_files(tmp_path / "jobs" / "contract-runs" / "bad", {"trial.json": {"name": 5}})
     (tmp_path / "jobs" / "empty").mkdir()
@@ -53,14 +53,15 @@ def test_the_summary_counts_each_outcome_and_names_each_problem(
 
     assert ran.error == ""
     assert ran.lines == [
-        "Summary: ingested 5, unchanged 0, updated 0, invalid 1, unreadable 1",
-        "invalid: contract-runs/bad: trial.json: name: Input should be a valid string",
+        "Summary: ingested 6, unchanged 0, updated 0, invalid 0, unreadable 1",
         f"unreadable: {tmp_path / 'jobs' / 'empty'}: no trials found",
+        "stored with ingestion problems: contract-runs/bad: trial.json name: "
+        "Input should be a valid string",
     ]
 
 
-def test_ingesting_twice_leaves_everything_unchanged(harbor_samples: Path, tmp_path: Path) -> None:
-    lay_out_samples(harbor_samples, tmp_path / "jobs")
+def test_ingesting_twice_leaves_everything_unchanged(harbor_files: Path, tmp_path: Path) -> None:
+    lay_out(tmp_path / "jobs")
     contract(tmp_path / "jobs" / "contract-runs", "c1", {"judge.json": "garbage"})
     assert ingest(tmp_path / "jobs").error == ""
     before = row_counts()
@@ -87,8 +88,8 @@ def test_a_changed_artifact_updates_the_trial_and_keeps_the_old_result(tmp_path:
     assert results == [(0.5, False), (0.8, True)]
 
 
-def test_a_changed_harbor_result_updates_the_trial(harbor_samples: Path, tmp_path: Path) -> None:
-    folder = harbor_trial(tmp_path / "job", "t1", harbor_samples)
+def test_a_changed_harbor_result_updates_the_trial(harbor_files: Path, tmp_path: Path) -> None:
+    folder = harbor_trial(tmp_path / "job", "t1", harbor_files)
     assert ingest(tmp_path / "job").error == ""
     data = json.loads((folder / "result.json").read_text())
     data["verifier_result"]["rewards"]["reward"] = 1.0
@@ -103,14 +104,14 @@ def test_a_changed_harbor_result_updates_the_trial(harbor_samples: Path, tmp_pat
 
 
 def test_a_duplicate_uid_fails_only_its_own_trial_and_leaves_no_row_of_it(
-    harbor_samples: Path, tmp_path: Path
+    harbor_files: Path, tmp_path: Path
 ) -> None:
-    first = harbor_trial(tmp_path / "job-a", "t1", harbor_samples)
+    first = harbor_trial(tmp_path / "job-a", "t1", harbor_files)
     assert ingest(tmp_path / "job-a").error == ""
     uid = json.loads((first / "result.json").read_text())["id"]
-    harbor_trial(tmp_path / "job-b", "good-1", harbor_samples)
-    harbor_trial(tmp_path / "job-b", "same-uid", harbor_samples, id=uid)
-    harbor_trial(tmp_path / "job-b", "good-2", harbor_samples)
+    harbor_trial(tmp_path / "job-b", "good-1", harbor_files)
+    harbor_trial(tmp_path / "job-b", "same-uid", harbor_files, id=uid)
+    harbor_trial(tmp_path / "job-b", "good-2", harbor_files)
     before = row_counts()
 
     ran = ingest(tmp_path / "job-b")
@@ -153,18 +154,16 @@ def test_a_trial_failing_half_way_through_its_write_leaves_no_row(
     assert TrialDetail.objects.count() == EvaluationResult.objects.count() == 2
 
 
-def test_small_batches_store_everything(harbor_samples: Path, tmp_path: Path) -> None:
-    lay_out_samples(harbor_samples, tmp_path / "jobs")
+def test_small_batches_store_everything(harbor_files: Path, tmp_path: Path) -> None:
+    lay_out(tmp_path / "jobs")
 
     ran = ingest(tmp_path / "jobs", "--batch-size", "1")
 
     assert ran.summary() == "Summary: ingested 4, unchanged 0, updated 0, invalid 0, unreadable 0"
 
 
-def test_many_trials_in_one_job_are_ingested_in_batches(
-    harbor_samples: Path, tmp_path: Path
-) -> None:
-    job = synthetic_job(harbor_samples, tmp_path, 60)
+def test_many_trials_in_one_job_are_ingested_in_batches(harbor_files: Path, tmp_path: Path) -> None:
+    job = synthetic_job(harbor_files, tmp_path, 60)
 
     ran = ingest(job, "--batch-size", "25")
 
@@ -173,15 +172,15 @@ def test_many_trials_in_one_job_are_ingested_in_batches(
     assert ingest(job).summary().startswith("Summary: ingested 0, unchanged 60,")
 
 
-def test_several_paths_of_different_shapes_in_one_run(harbor_samples: Path, tmp_path: Path) -> None:
-    jobs = lay_out_samples(harbor_samples, tmp_path / "jobs")
+def test_several_paths_of_different_shapes_in_one_run(harbor_files: Path, tmp_path: Path) -> None:
+    jobs = lay_out(tmp_path / "jobs")
     runs = tmp_path / "runs"
     contract(runs, "c1")
 
-    ran = ingest(jobs.job(SKILLS_JOB), jobs.job(CALENDAR_JOB), runs / "c1")
+    ran = ingest(jobs.job(PASS_JOB), jobs.job(SINGLE_JOB), runs / "c1")
 
     assert ran.summary() == "Summary: ingested 4, unchanged 0, updated 0, invalid 0, unreadable 0"
-    assert set(Job.objects.values_list("name", flat=True)) == {SKILLS_JOB, CALENDAR_JOB, "runs"}
+    assert set(Job.objects.values_list("name", flat=True)) == {PASS_JOB, SINGLE_JOB, "runs"}
 
 
 @pytest.mark.parametrize(
@@ -213,10 +212,10 @@ def test_a_bad_path_does_not_stop_the_good_ones(tmp_path: Path) -> None:
 
 
 def test_invalid_and_unreadable_trials_do_not_change_the_exit_status(
-    harbor_samples: Path, tmp_path: Path
+    harbor_files: Path, tmp_path: Path
 ) -> None:
     job = tmp_path / "job"
-    harbor_trial(job, "ok", harbor_samples)
+    harbor_trial(job, "ok", harbor_files)
     write_files(job / "broken", {"result.json": "{"})
 
     ran = ingest(job)
@@ -239,11 +238,11 @@ def test_progress_bar_is_harmless_without_a_terminal(
 
 
 def test_reader_processes_give_the_same_outcomes_as_reading_here(
-    harbor_samples: Path, tmp_path: Path
+    harbor_files: Path, tmp_path: Path
 ) -> None:
     from rewards.ingest.discover import Discovery, ItemReader
 
-    job = synthetic_job(harbor_samples, tmp_path, 24)
+    job = synthetic_job(harbor_files, tmp_path, 24)
     write_files(job / "broken", {"result.json": "{"})
     here = ItemReader(None, workers=0)
     there = ItemReader(None, workers=1, chunk=5, parallel_after=0)
@@ -259,10 +258,10 @@ def test_reader_processes_give_the_same_outcomes_as_reading_here(
 
 
 def test_two_different_trials_filed_under_one_name_are_not_merged(
-    harbor_samples: Path, tmp_path: Path
+    harbor_files: Path, tmp_path: Path
 ) -> None:
-    harbor_trial(tmp_path / "jobs" / "a", "t1", harbor_samples)
-    harbor_trial(tmp_path / "jobs" / "b", "t1", harbor_samples)
+    harbor_trial(tmp_path / "jobs" / "a", "t1", harbor_files)
+    harbor_trial(tmp_path / "jobs" / "b", "t1", harbor_files)
 
     ran = ingest(tmp_path / "jobs", "--job", "merged")
 

@@ -77,6 +77,25 @@ def only_result() -> EvaluationResult:
     return Trial.objects.get().results.get(is_current=True)
 
 
+def problems() -> list[tuple[str, str, str]]:
+    """The stored trial's ingestion problems as (file, field, message)."""
+    trial = Trial.objects.get()
+    stored = trial.detail.ingest_problems
+    assert trial.problem_count == len(stored)
+    return [(p["file"], p["field"], p["message"]) for p in stored]
+
+
+def problem(file: str, field: str = "") -> dict[str, str]:
+    """The one problem of `file` at `field`."""
+    found = [
+        p
+        for p in Trial.objects.get().detail.ingest_problems
+        if (p["file"], p["field"]) == (file, field)
+    ]
+    assert len(found) == 1, problems()
+    return found[0]
+
+
 def test_a_complete_trial_directory_is_stored_whole(tmp_path: Path) -> None:
     make_trial(
         tmp_path / "runs",
@@ -245,16 +264,30 @@ def test_details_are_the_breakdown_and_never_change_the_reward(tmp_path: Path) -
     assert result.errors == []
 
 
+def test_details_are_stored_verbatim_nothing_added(tmp_path: Path) -> None:
+    details = {"accuracy": {"score": 3, "max_score": 4, "evidence": "3 of 4", "note": "kept"}}
+    make_trial(tmp_path / "runs", {"logs/verifier/details.json": details})
+
+    assert ingest(tmp_path / "runs").error == ""
+
+    assert only_result().breakdown == details  # no "weight": null, the extra key kept
+    assert problems() == []
+
+
 @pytest.mark.parametrize(
-    ("details", "error"),
+    ("details", "breakdown", "expected"),
     [
-        ('{"a": {"score": "high", "max_score": 1}}', "logs/verifier/details.json: a.score"),
-        ("[1, 2]", "logs/verifier/details.json: (root): Input should be a valid dictionary"),
-        ("{oops", "logs/verifier/details.json: not valid JSON at line 1"),
+        (
+            '{"a": {"score": "high", "max_score": 1}}',
+            {"a": {"score": "high", "max_score": 1}},
+            ("a.score", "must be a number"),
+        ),
+        ("[1, 2]", None, ("", "not a JSON object: kept raw only")),
+        ("{oops", None, ("", "not valid JSON at line 1")),
     ],
 )
-def test_malformed_details_are_recorded_kept_raw_and_do_not_touch_the_reward(
-    tmp_path: Path, details: str, error: str
+def test_malformed_details_are_problems_kept_raw_and_do_not_touch_the_reward(
+    tmp_path: Path, details: str, breakdown: Any, expected: tuple[str, str]
 ) -> None:
     make_trial(tmp_path / "runs", {"logs/verifier/details.json": details})
 
@@ -262,8 +295,11 @@ def test_malformed_details_are_recorded_kept_raw_and_do_not_touch_the_reward(
 
     result = only_result()
     assert result.reward == 0.93
-    assert result.breakdown is None
-    assert any(e.startswith(error) for e in result.errors), result.errors
+    assert result.breakdown == breakdown
+    # A bad breakdown never makes the result invalid: it is not the reward.
+    assert result.errors == []
+    field, message = expected
+    assert message in problem("logs/verifier/details.json", field)["message"]
     assert result.raw_artifacts["logs/verifier/details.json"] == details
 
 
@@ -290,8 +326,10 @@ def test_a_judge_json_that_does_not_parse_is_an_unparseable_verdict_with_its_raw
     expected = judge.decode("utf-8", errors="replace") if isinstance(judge, bytes) else judge
     assert verdict.raw_response == expected
     assert verdict.reasoning.startswith("judge.json could not be read: ")
-    # It never fails the trial.
+    # It never fails the trial; the reason is listed among the ingestion problems.
     assert only_result().errors == []
+    assert problems()
+    assert all(file == "judge.json" for file, _, _ in problems())
     assert trial.is_valid is True
     assert trial.judge_verdict == "UNPARSEABLE"
 
@@ -319,24 +357,65 @@ def test_scorer_required_flag_defaults_by_type(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    "scorers",
+    ("scorers", "field", "message"),
     [
-        '[{"name": "x", "type": "telepathy", "verdict": "PASS"}]',
-        '{"name": "x"}',
-        '[{"name": "x", "type": "command", "verdict": "PASS", "surprise": 1}]',
-        "[",
+        ('{"name": "x"}', "", "not a JSON list of scorer results"),
+        ("[", "", "not valid JSON"),
     ],
 )
-def test_a_malformed_scorers_json_is_recorded_and_kept_raw(tmp_path: Path, scorers: str) -> None:
+def test_a_scorers_json_that_is_not_a_list_is_a_problem_kept_raw(
+    tmp_path: Path, scorers: str, field: str, message: str
+) -> None:
     make_trial(tmp_path / "runs", {"scorers.json": scorers})
 
     assert ingest(tmp_path / "runs").error == ""
 
     result = only_result()
     assert result.reward == 0.93
-    assert any(e.startswith("scorers.json: ") for e in result.errors)
-    assert result.raw_artifacts["scorers.json"] == scorers
+    assert result.errors == []
+    found = problem("scorers.json", field)
+    assert message in found["message"]
+    assert found["raw"] == scorers
     assert ScorerResult.objects.count() == 0
+
+
+def test_a_bad_scorer_row_is_a_problem_and_the_other_rows_are_stored(tmp_path: Path) -> None:
+    rows = [
+        {"name": "tests", "type": "command", "verdict": "PASS"},
+        {"name": "x", "type": "command", "verdict": "PASS", "surprise": 1},
+        {"name": "y", "type": "file_exists", "verdict": "MAYBE", "score": 2},
+    ]
+    make_trial(tmp_path / "runs", {"scorers.json": rows})
+
+    assert ingest(tmp_path / "runs").error == ""
+
+    assert list(ScorerResult.objects.values_list("name", flat=True)) == ["tests"]
+    second = problem("scorers.json", "[1]")
+    assert "surprise: Extra inputs are not permitted" in second["message"]
+    assert json.loads(second["raw"]) == rows[1]
+    third = problem("scorers.json", "[2]")
+    assert "verdict:" in third["message"]
+    assert "score:" in third["message"]
+    assert only_result().errors == []
+
+
+def test_an_unknown_scorer_type_is_stored_as_given_and_named(tmp_path: Path) -> None:
+    rows = [
+        {"name": "x", "type": "telepathy", "verdict": "FAIL"},
+        {"name": "y", "type": "lint_v2", "verdict": "FAIL", "required": False},
+    ]
+    make_trial(tmp_path / "runs", {"scorers.json": rows})
+
+    assert ingest(tmp_path / "runs").error == ""
+
+    stored = {s.name: (s.type, s.required, s.is_known_type) for s in ScorerResult.objects.all()}
+    # Unknown types gate unless the row says otherwise (seed 003: "All others are required").
+    assert stored == {"x": ("telepathy", True, False), "y": ("lint_v2", False, False)}
+    assert Trial.objects.get().scorer_verdict == "FAIL"
+    assert problem("scorers.json", "[0].type")["message"] == (
+        "unknown scorer type 'telepathy': stored as given, required"
+    )
+    assert problem("scorers.json", "[1].type")["message"].endswith("advisory")
 
 
 def test_without_trial_json_names_come_from_the_directories(tmp_path: Path) -> None:
@@ -371,28 +450,77 @@ def test_job_option_overrides_trial_json(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    ("trial_json", "reason"),
+    ("changes", "field", "message", "raw"),
     [
-        ({**TRIAL_JSON, "surprise": 1}, "trial.json: surprise: Extra inputs are not permitted"),
-        ({**TRIAL_JSON, "status": "done"}, "trial.json: status: Input should be"),
-        ({**TRIAL_JSON, "task": {**TASK, "pass_threshold": 2}}, "trial.json: task.pass_threshold"),
-        ("{", "trial.json: (root): Invalid JSON"),
+        ({"surprise": 1}, "surprise", "Extra inputs are not permitted", "1"),
+        ({"status": "done"}, "status", "Input should be", "done"),
+        ({"agent": {"name": 5}}, "agent.name", "Input should be a valid string", "5"),
+        ({"started_at": "yesterday"}, "started_at", "valid datetime", "yesterday"),
     ],
 )
-def test_a_trial_json_that_does_not_validate_is_an_invalid_line_naming_the_trial(
-    tmp_path: Path, trial_json: Any, reason: str
+def test_a_bad_metadata_field_is_a_problem_and_the_trial_keeps_its_reward(
+    tmp_path: Path, changes: dict[str, Any], field: str, message: str, raw: str
 ) -> None:
-    make_trial(tmp_path / "runs", {"trial.json": trial_json})
-    make_trial(tmp_path / "runs", {"trial.json": {**TRIAL_JSON, "name": "t-002"}}, name="t-002")
+    make_trial(tmp_path / "runs", {"trial.json": {**TRIAL_JSON, **changes}})
 
     ran = ingest(tmp_path / "runs")
 
-    assert ran.error == ""
-    assert ran.summary() == "Summary: ingested 1, unchanged 0, updated 0, invalid 1, unreadable 0"
-    invalid = [line for line in ran.lines if line.startswith("invalid: ")]
-    assert len(invalid) == 1
-    assert invalid[0].startswith(f"invalid: runs/t-001: {reason}")
-    assert Trial.objects.get().name == "t-002"
+    assert ran.summary() == "Summary: ingested 1, unchanged 0, updated 0, invalid 0, unreadable 0"
+    trial = Trial.objects.get()
+    assert (trial.name, trial.reward, trial.is_valid) == ("t-001", 0.93, True)
+    found = problem("trial.json", field)
+    assert message in found["message"]
+    assert found["raw"] == raw
+
+
+def test_a_bad_task_spec_field_is_a_problem_and_marks_the_result_invalid(tmp_path: Path) -> None:
+    spec = {**TRIAL_JSON, "task": {**TASK, "pass_threshold": 2}}
+    make_trial(tmp_path / "runs", {"trial.json": spec})
+
+    assert ingest(tmp_path / "runs").error == ""
+
+    trial = Trial.objects.get()
+    assert trial.reward == 0.93
+    assert trial.task.pass_threshold == 0.5  # read as its default
+    assert problem("trial.json", "task.pass_threshold")["raw"] == "2"
+    assert trial.is_valid is False
+    assert any("task spec has fields that do not validate" in e for e in only_result().errors)
+
+
+def test_an_unreadable_trial_json_is_a_problem_and_the_reward_is_kept(tmp_path: Path) -> None:
+    make_trial(tmp_path / "runs", {"trial.json": "{"})
+
+    ran = ingest(tmp_path / "runs")
+
+    assert ran.summary() == "Summary: ingested 1, unchanged 0, updated 0, invalid 0, unreadable 0"
+    trial = Trial.objects.get()
+    assert (trial.name, trial.reward) == ("t-001", 0.93)
+    found = problem("trial.json")
+    assert "not valid JSON" in found["message"]
+    assert found["raw"] == "{"
+    assert trial.is_valid is False
+
+
+def test_a_bad_error_tag_is_a_problem_kept_raw_and_an_unknown_source_is_stored(
+    tmp_path: Path,
+) -> None:
+    tags = [
+        {"category": "unit mismatch", "description": "V vs mV", "source": "mechanical"},
+        {"description": "no category", "source": "mechanical"},
+        {"category": "flaky network", "source": "pipeline-v9"},
+    ]
+    make_trial(tmp_path / "runs", {"trial.json": {**TRIAL_JSON, "error_tags": tags}})
+
+    assert ingest(tmp_path / "runs").error == ""
+
+    stored = list(ErrorTag.objects.values_list("category", "source"))
+    assert stored == [("unit mismatch", "mechanical"), ("flaky network", "pipeline-v9")]
+    bad = problem("trial.json", "error_tags[1]")
+    assert "category: Field required" in bad["message"]
+    assert json.loads(bad["raw"]) == tags[1]
+    unknown = problem("trial.json", "error_tags[2].source")
+    assert unknown["message"] == "unknown error source 'pipeline-v9': stored as given"
+    assert Trial.objects.get().is_valid is True
 
 
 def test_uid_is_deterministic_so_reingest_is_unchanged(tmp_path: Path) -> None:
@@ -423,15 +551,45 @@ def test_the_same_task_spec_is_the_same_task(tmp_path: Path) -> None:
     assert set(Task.objects.values_list("pass_threshold", flat=True)) == {0.5, 0.9}
 
 
-def test_error_tags_and_a_bad_command_output_are_recorded(tmp_path: Path) -> None:
+def test_a_bad_command_output_field_is_a_problem_and_the_rest_is_kept(tmp_path: Path) -> None:
     make_trial(tmp_path / "runs", {"command_output.json": {"command": "x", "exit_code": "1"}})
 
     assert ingest(tmp_path / "runs").error == ""
 
-    result = only_result()
-    assert any(e.startswith("command_output.json: exit_code") for e in result.errors)
-    assert result.raw_artifacts["command_output.json"] == '{"command": "x", "exit_code": "1"}'
+    found = problem("command_output.json", "exit_code")
+    assert "valid integer" in found["message"]
+    assert found["raw"] == "1"
+    detail = Trial.objects.get().detail
+    assert (detail.command, detail.exit_code) == ("x", None)
+    assert only_result().errors == []
     assert ErrorTag.objects.get().category == "unit mismatch"
+
+
+def test_a_trial_with_a_bad_tag_an_unknown_scorer_and_a_judge_missing_a_field(
+    tmp_path: Path,
+) -> None:
+    """The issue's case: every problem listed, the reward stored, the filter finds it."""
+    make_trial(
+        tmp_path / "runs",
+        {
+            "trial.json": {**TRIAL_JSON, "error_tags": [{"category": "x", "source": 7}]},
+            "scorers.json": [{"name": "vision", "type": "screenshot_diff", "verdict": "PASS"}],
+            "judge.json": {k: v for k, v in JUDGE.items() if k != "efficiency"},
+        },
+    )
+
+    assert ingest(tmp_path / "runs").error == ""
+
+    trial = Trial.objects.get()
+    assert trial.reward == 0.93
+    assert trial.judge_verdict == "UNPARSEABLE"
+    assert [(f, field) for f, field, _ in problems()] == [
+        ("trial.json", "error_tags[0]"),
+        ("scorers.json", "[0].type"),
+        ("judge.json", ""),
+    ]
+    assert "efficiency" in problems()[2][2]
+    assert list(Trial.objects.with_ingest_problems()) == [trial]
 
 
 def test_a_folder_of_contract_trials_is_ingested_and_a_stray_folder_named(tmp_path: Path) -> None:

@@ -1,7 +1,8 @@
 """Harbor folders ingest with what Harbor recorded: reward, metrics, exception, agent, model.
 
-The real samples (../shared/harbor_samples/) are laid out as Harbor wrote them
-(`tests.ingest_helpers.LAYOUT`); the variations are those samples with one thing changed.
+The authored Harbor-shaped files (tests/fixtures/harbor/) are laid out as Harbor writes them
+(`tests.ingest_helpers.LAYOUT`); the variations are those files with one thing changed. The
+same promises are checked against real Harbor output in test_harbor_conformance.py.
 """
 
 from __future__ import annotations
@@ -14,28 +15,33 @@ import pytest
 
 from rewards.models import EvaluationResult, Job, Trial
 from tests.ingest_helpers import (
-    CALENDAR,
-    CALENDAR_JOB,
-    CLAW_JOB,
-    MULTISTEP,
-    PROFILER,
-    SKILLS_JOB,
+    FIXTURE_SET,
+    PASS_JOB,
+    SINGLE_JOB,
     TIMEOUT,
+    HarborSet,
     Jobs,
     harbor_trial,
     ingest,
-    lay_out_samples,
+    lay_out,
     write_files,
 )
 
 pytestmark = pytest.mark.django_db
 
-RESULT = "pinchbench_task-calendar__result.json"
+RESULT = "single_result.json"
 
 
 @pytest.fixture
-def jobs(harbor_samples: Path, tmp_path: Path) -> Jobs:
-    laid_out = lay_out_samples(harbor_samples, tmp_path / "jobs")
+def harbor_set() -> HarborSet:
+    """The set of Harbor files the shape tests below read (the conformance module swaps in
+    real Harbor output)."""
+    return FIXTURE_SET
+
+
+@pytest.fixture
+def jobs(harbor_set: HarborSet, tmp_path: Path) -> Jobs:
+    laid_out = lay_out(tmp_path / "jobs", harbor_set.source, harbor_set.layout)
     ran = ingest(laid_out.root)
     assert ran.error == ""
     assert ran.summary() == ("Summary: ingested 4, unchanged 0, updated 0, invalid 0, unreadable 0")
@@ -46,86 +52,93 @@ def current(trial: Trial) -> EvaluationResult:
     return trial.results.get(is_current=True)
 
 
-def test_calendar_trial_keeps_harbors_reward_metrics_agent_and_model(jobs: Jobs) -> None:
-    trial = Trial.objects.get(name=CALENDAR)
+# --- the shapes Harbor writes: the same promises for every set of files ----------------------
+def test_single_step_trial_keeps_harbors_reward_metrics_agent_and_model(
+    jobs: Jobs, harbor_set: HarborSet
+) -> None:
+    expect = harbor_set.expect
+    trial = Trial.objects.get(name=harbor_set.single)
     result = current(trial)
     assert result.reward == 0.0
-    assert result.metrics["automated.file_created"] == 0.0
+    assert result.metrics[expect["single_metric"]] == 0.0
     assert "reward" not in result.metrics
     assert result.verifier_completed is True
     assert result.output_parseable is True
     assert result.errors == []
-    assert trial.job.name == CALENDAR_JOB
-    assert (trial.task.name, trial.task.source) == ("pinchbench/task-calendar", "pinchbench")
-    assert trial.task.checksum == (
-        "aac3f0428ada4c5d9c43d694b81865692abae86482e55f7fea2682e94dd87344"
-    )
-    assert str(trial.uid) == "96c9156f-078f-4ad7-ac38-e990172a5bc3"
-    assert (trial.agent_name, trial.agent_version) == ("openclaw", "OpenClaw 2026.5.22 (a374c3a)")
-    assert (trial.model_name, trial.model_provider) == ("kimi-k2.6", "anthropic")
-    assert (trial.n_input_tokens, trial.n_cache_tokens, trial.n_output_tokens) == (
-        1160,
-        45056,
-        424,
-    )
+    assert trial.problem_count == 0
+    assert trial.job.name == harbor_set.single_job
+    assert (trial.task.name, trial.task.source) == expect["single_task"]
+    assert trial.task.checksum == expect["single_checksum"]
+    assert str(trial.uid) == expect["single_uid"]
+    assert (trial.agent_name, trial.agent_version) == expect["single_agent"]
+    assert (trial.model_name, trial.model_provider) == expect["single_model"]
+    tokens = (trial.n_input_tokens, trial.n_cache_tokens, trial.n_output_tokens)
+    assert tokens == expect["single_tokens"]
     assert trial.cost_usd is None
     assert trial.status == Trial.Status.COMPLETED
     assert trial.exception_type == ""
-    assert trial.started_at == datetime(2026, 5, 27, 13, 0, 36, 531019, tzinfo=UTC)
-    assert trial.timings["agent_execution"]["seconds"] == pytest.approx(30.618, abs=0.001)
+    assert trial.started_at == expect["single_started_at"]
+    seconds = trial.timings["agent_execution"]["seconds"]
+    assert seconds == pytest.approx(expect["single_agent_seconds"], abs=0.001)
 
 
-def test_calendar_trial_stores_the_trajectory_and_the_reward_file_verbatim(
-    jobs: Jobs, harbor_samples: Path
+def test_single_step_trial_stores_the_trajectory_and_the_reward_file_verbatim(
+    jobs: Jobs, harbor_set: HarborSet
 ) -> None:
-    trial = Trial.objects.get(name=CALENDAR)
+    expect = harbor_set.expect
+    trial = Trial.objects.get(name=harbor_set.single)
     detail = trial.detail
     assert detail.trajectory is not None
     assert detail.trajectory["schema_version"] == "ATIF-v1.7"
-    assert len(detail.trajectory["steps"]) == 6
-    assert detail.final_response.startswith("Done. Created `/app/events/project-sync")
-    assert detail.config["agent"]["model_name"] == "anthropic/kimi-k2.6"
-    raw = (harbor_samples / "pinchbench_task-calendar__verifier_reward.json").read_text()
+    assert len(detail.trajectory["steps"]) == expect["single_steps"]
+    assert detail.final_response.startswith(expect["single_final_start"])
+    assert detail.config["agent"]["model_name"] == expect["single_config_model"]
+    raw = (harbor_set.source / harbor_set.single_reward).read_text()
     assert current(trial).raw_artifacts == {"verifier/reward.json": raw}
 
 
-def test_timeout_trial_keeps_its_real_reward_and_the_agent_timeout_error(jobs: Jobs) -> None:
-    trial = Trial.objects.get(name=TIMEOUT)
+def test_timeout_trial_keeps_its_real_reward_and_the_agent_timeout_error(
+    jobs: Jobs, harbor_set: HarborSet
+) -> None:
+    expect = harbor_set.expect
+    trial = Trial.objects.get(name=harbor_set.timeout)
     result = current(trial)
-    assert result.reward == 0.25
-    assert result.metrics["llm_judge"] == 0.2
-    assert result.metrics["automated.lifecycle_traced"] == 0.5
+    assert result.reward == expect["timeout_reward"]
+    for name, value in expect["timeout_metrics"].items():
+        assert result.metrics[name] == value
     assert trial.exception_type == "AgentTimeoutError"
-    assert trial.exception_message == "Agent execution timed out after 540.0 seconds"
+    assert trial.exception_message == expect["timeout_message"]
     assert "harbor.trial.trial.AgentTimeoutError" in trial.detail.exception_traceback
     assert trial.status == Trial.Status.FAILED
     assert trial.run_badge == "FAIL"
-    # exception_info.occurred_at is naive local time in the sample: read as UTC.
-    assert trial.timings["exception_occurred_at"] == "2026-05-27T21:55:27.479763+00:00"
+    # exception_info.occurred_at is naive local time, as Harbor writes it: read as UTC.
+    assert trial.timings["exception_occurred_at"] == expect["timeout_occurred_at"]
 
 
-def test_multistep_trial_uses_the_top_level_aggregate(jobs: Jobs, harbor_samples: Path) -> None:
-    trial = Trial.objects.get(name=MULTISTEP)
+def test_multistep_trial_uses_the_top_level_aggregate(jobs: Jobs, harbor_set: HarborSet) -> None:
+    expect = harbor_set.expect
+    trial = Trial.objects.get(name=harbor_set.multistep)
     result = current(trial)
-    assert result.reward == 0.2296
-    assert result.metrics["clawbench.trajectory_score"] == 0.4667
+    assert result.reward == expect["multistep_reward"]
+    metric, value = expect["multistep_metric"]
+    assert result.metrics[metric] == value
     assert result.breakdown is not None
-    assert result.breakdown["run"]["clawbench.failure_mode"] == "verification_skipped"
+    key, mode = expect["multistep_failure_mode"]
+    assert result.breakdown["run"][key] == mode
     assert set(result.raw_artifacts) == {
         "steps/run/verifier/reward.json",
-        "steps/run/verifier/clawbench_details.json",
+        expect["multistep_details"],
     }
-    assert trial.timings["steps"]["run"]["verifier"]["seconds"] == pytest.approx(1.726, abs=1e-3)
+    seconds = trial.timings["steps"]["run"]["verifier"]["seconds"]
+    assert seconds == pytest.approx(expect["multistep_verifier_seconds"], abs=1e-3)
     # agent_result is null at the top: the tokens are the steps' sum.
     assert trial.n_input_tokens == 0
 
 
 def test_multistep_headline_is_the_aggregate_not_the_last_step(
-    harbor_samples: Path, tmp_path: Path
+    harbor_set: HarborSet, tmp_path: Path
 ) -> None:
-    data = json.loads(
-        (harbor_samples / "clawbench_t4-delegation-repair__result_multistep.json").read_text()
-    )
+    data = json.loads((harbor_set.source / harbor_set.multistep_result).read_text())
     second = json.loads(json.dumps(data["step_results"][0]))
     second["step_name"] = "check"
     second["verifier_result"]["rewards"]["reward"] = 0.9
@@ -134,47 +147,55 @@ def test_multistep_headline_is_the_aggregate_not_the_last_step(
 
     assert ingest(tmp_path / "job").error == ""
 
-    assert current(Trial.objects.get()).reward == 0.2296
+    assert current(Trial.objects.get()).reward == harbor_set.expect["multistep_reward"]
 
 
-def test_line_profiler_reward_comes_from_reward_txt_with_null_model_info(jobs: Jobs) -> None:
-    trial = Trial.objects.get(name=PROFILER)
+def test_passing_trial_reward_comes_from_reward_txt_with_null_model_info(
+    jobs: Jobs, harbor_set: HarborSet
+) -> None:
+    expect = harbor_set.expect
+    trial = Trial.objects.get(name=harbor_set.passing)
     result = current(trial)
     assert result.reward == 1.0
     assert result.raw_artifacts == {"verifier/reward.txt": "1\n"}
-    # model_info is null: config.agent.model_name "qwen3.5-27b" has no provider part.
-    assert (trial.model_name, trial.model_provider) == ("qwen3.5-27b", "")
-    assert (trial.agent_name, trial.agent_version) == ("claude-code", "2.1.104")
+    # model_info is null: config.agent.model_name has no provider part.
+    assert (trial.model_name, trial.model_provider) == expect["passing_model"]
+    assert (trial.agent_name, trial.agent_version) == expect["passing_agent"]
     assert trial.detail.ctrf is not None
-    assert trial.detail.ctrf["results"]["summary"]["passed"] == 1
-    # The fork-only key skill_learning_result (with its own exception) is ignored.
+    assert trial.detail.ctrf["results"]["summary"]["passed"] == expect["passing_ctrf_passed"]
+    # A fork-only top-level key (with an exception of its own) is ignored, not a problem.
     assert result.errors == []
+    assert trial.problem_count == 0
     assert trial.exception_type == ""
 
 
-def test_job_result_json_fills_the_job(jobs: Jobs) -> None:
-    job = Job.objects.get(name=SKILLS_JOB)
+def test_job_result_json_fills_the_job(jobs: Jobs, harbor_set: HarborSet) -> None:
+    expect = harbor_set.expect
+    job = Job.objects.get(name=harbor_set.pass_job)
     # Naive in the file: read as UTC.
-    assert job.started_at == datetime(2026, 4, 13, 6, 9, 31, 371119, tzinfo=UTC)
-    assert job.finished_at == datetime(2026, 4, 13, 6, 20, 54, 666933, tzinfo=UTC)
+    assert job.started_at == expect["job_started_at"]
+    assert job.finished_at == expect["job_finished_at"]
     assert job.stats["n_total_trials"] == 2
-    evals = job.stats["evals"]["claude-code__swesmith-train"]
+    evals = job.stats["evals"][expect["job_eval"]]
     assert evals["metrics"] == [{"mean": 0.5}]
     # Trial names per reward grow with the job: stored as counts (each trial has its reward).
     assert evals["reward_stats"] == {"reward": {"1.0": 1, "0.0": 1}}
     assert evals["exception_stats"] == {}
-    assert job.source_path.endswith(SKILLS_JOB)
+    assert job.source_path.endswith(harbor_set.pass_job)
 
 
-def test_job_without_result_json_is_named_after_its_folder(jobs: Jobs) -> None:
-    job = Job.objects.get(name=CLAW_JOB)
+def test_job_without_result_json_is_named_after_its_folder(
+    jobs: Jobs, harbor_set: HarborSet
+) -> None:
+    job = Job.objects.get(name=harbor_set.multi_job)
     assert job.started_at is None
-    assert job.trials.get().name == MULTISTEP
+    assert job.trials.get().name == harbor_set.multistep
 
 
-def test_job_config_json_is_stored_on_the_job(harbor_samples: Path, tmp_path: Path) -> None:
+# --- variations of the authored files -----------------------------------------------------------
+def test_job_config_json_is_stored_on_the_job(harbor_files: Path, tmp_path: Path) -> None:
     job_dir = tmp_path / "nightly"
-    harbor_trial(job_dir, "t1", harbor_samples)
+    harbor_trial(job_dir, "t1", harbor_files)
     write_files(job_dir, {"config.json": {"job_name": "nightly", "n_attempts": 1}})
 
     assert ingest(job_dir).error == ""
@@ -183,29 +204,29 @@ def test_job_config_json_is_stored_on_the_job(harbor_samples: Path, tmp_path: Pa
 
 
 def test_a_trial_folder_given_directly_is_filed_under_its_parents_name(
-    harbor_samples: Path, tmp_path: Path
+    harbor_files: Path, tmp_path: Path
 ) -> None:
-    jobs = lay_out_samples(harbor_samples, tmp_path)
+    jobs = lay_out(tmp_path)
 
-    ran = ingest(jobs.trial(CALENDAR_JOB, TIMEOUT))
+    ran = ingest(jobs.trial(SINGLE_JOB, TIMEOUT))
 
     assert ran.summary().startswith("Summary: ingested 1,")
-    assert Trial.objects.get().job.name == CALENDAR_JOB
+    assert Trial.objects.get().job.name == SINGLE_JOB
 
 
-def test_job_option_overrides_the_folder_name(harbor_samples: Path, tmp_path: Path) -> None:
-    jobs = lay_out_samples(harbor_samples, tmp_path)
+def test_job_option_overrides_the_folder_name(harbor_files: Path, tmp_path: Path) -> None:
+    jobs = lay_out(tmp_path)
 
-    assert ingest(jobs.job(SKILLS_JOB), "--job", "renamed").error == ""
+    assert ingest(jobs.job(PASS_JOB), "--job", "renamed").error == ""
 
     job = Job.objects.get()
     assert job.name == "renamed"
     assert job.stats["n_total_trials"] == 2
 
 
-def test_reward_json_wins_over_reward_txt(harbor_samples: Path, tmp_path: Path) -> None:
+def test_reward_json_wins_over_reward_txt(harbor_files: Path, tmp_path: Path) -> None:
     # No verifier_result in result.json: the reward files speak (to say why it is 0.0).
-    folder = harbor_trial(tmp_path / "job", "t1", harbor_samples, verifier_result=None)
+    folder = harbor_trial(tmp_path / "job", "t1", harbor_files, verifier_result=None)
     write_files(folder, {"verifier/reward.json": {"reward": 0.3}, "verifier/reward.txt": "0.9"})
 
     assert ingest(tmp_path / "job").error == ""
@@ -233,12 +254,12 @@ def test_reward_json_wins_over_reward_txt(harbor_samples: Path, tmp_path: Path) 
     ],
 )
 def test_malformed_reward_file_without_verifier_result_is_zero_with_the_reason(
-    harbor_samples: Path, tmp_path: Path, files: dict[str, object], error: str
+    harbor_files: Path, tmp_path: Path, files: dict[str, object], error: str
 ) -> None:
     folder = harbor_trial(
         tmp_path / "job",
         "t1",
-        harbor_samples,
+        harbor_files,
         verifier_result=None,
         exception_info={
             "exception_type": "RewardFileEmptyError",
@@ -258,12 +279,12 @@ def test_malformed_reward_file_without_verifier_result_is_zero_with_the_reason(
 
 
 def test_missing_verifier_result_and_reward_file_is_zero_and_not_completed(
-    harbor_samples: Path, tmp_path: Path
+    harbor_files: Path, tmp_path: Path
 ) -> None:
     harbor_trial(
         tmp_path / "job",
         "t1",
-        harbor_samples,
+        harbor_files,
         verifier_result=None,
         exception_info={"exception_type": "EnvironmentStartTimeoutError"},
     )
@@ -279,9 +300,9 @@ def test_missing_verifier_result_and_reward_file_is_zero_and_not_completed(
 
 
 def test_out_of_range_reward_recorded_by_harbor_is_zero_with_the_reason(
-    harbor_samples: Path, tmp_path: Path
+    harbor_files: Path, tmp_path: Path
 ) -> None:
-    harbor_trial(tmp_path / "job", "t1", harbor_samples, verifier_result={"rewards": {"reward": 7}})
+    harbor_trial(tmp_path / "job", "t1", harbor_files, verifier_result={"rewards": {"reward": 7}})
 
     assert ingest(tmp_path / "job").error == ""
 
@@ -290,11 +311,11 @@ def test_out_of_range_reward_recorded_by_harbor_is_zero_with_the_reason(
     assert result.errors == ["result.json verifier_result: reward 7.0 is outside [0, 1]"]
 
 
-def test_unknown_keys_are_ignored(harbor_samples: Path, tmp_path: Path) -> None:
+def test_unknown_keys_are_ignored(harbor_files: Path, tmp_path: Path) -> None:
     harbor_trial(
         tmp_path / "job",
         "t1",
-        harbor_samples,
+        harbor_files,
         brand_new_field={"nested": [1, 2, 3]},
         agent_info={"name": "a", "version": "1", "model_info": None, "extra": True},
     )
@@ -307,12 +328,12 @@ def test_unknown_keys_are_ignored(harbor_samples: Path, tmp_path: Path) -> None:
 
 
 def test_a_known_field_of_the_wrong_type_is_dropped_with_a_recorded_error(
-    harbor_samples: Path, tmp_path: Path
+    harbor_files: Path, tmp_path: Path
 ) -> None:
     harbor_trial(
         tmp_path / "job",
         "t1",
-        harbor_samples,
+        harbor_files,
         agent_result={"n_input_tokens": "many", "n_output_tokens": 5},
         started_at="yesterday",
     )
@@ -320,22 +341,25 @@ def test_a_known_field_of_the_wrong_type_is_dropped_with_a_recorded_error(
     assert ingest(tmp_path / "job").error == ""
 
     trial = Trial.objects.get()
-    errors = current(trial).errors
-    assert any(e.startswith("result.json: agent_result.n_input_tokens ignored") for e in errors)
-    assert any(e.startswith("result.json: started_at ignored") for e in errors)
+    assert current(trial).errors == []
+    problems = {(p["file"], p["field"]): p for p in trial.detail.ingest_problems}
+    assert set(problems) == {
+        ("result.json", "agent_result.n_input_tokens"),
+        ("result.json", "started_at"),
+    }
+    assert problems["result.json", "agent_result.n_input_tokens"]["raw"] == "many"
+    assert trial.problem_count == 2
     assert (trial.n_input_tokens, trial.n_output_tokens, trial.started_at) == (None, 5, None)
     # The reward Harbor recorded is untouched by the bad fields.
     assert current(trial).reward == 0.0
     assert current(trial).verifier_completed is True
 
 
-def test_naive_and_aware_datetimes_are_both_read_as_utc(
-    harbor_samples: Path, tmp_path: Path
-) -> None:
+def test_naive_and_aware_datetimes_are_both_read_as_utc(harbor_files: Path, tmp_path: Path) -> None:
     harbor_trial(
         tmp_path / "job",
         "t1",
-        harbor_samples,
+        harbor_files,
         started_at="2026-05-27T13:00:36",
         finished_at="2026-05-27T15:01:46+02:00",
     )
@@ -348,9 +372,9 @@ def test_naive_and_aware_datetimes_are_both_read_as_utc(
 
 
 def test_exception_txt_is_read_when_result_json_has_no_exception_info(
-    harbor_samples: Path, tmp_path: Path
+    harbor_files: Path, tmp_path: Path
 ) -> None:
-    folder = harbor_trial(tmp_path / "job", "t1", harbor_samples)
+    folder = harbor_trial(tmp_path / "job", "t1", harbor_files)
     write_files(
         folder,
         {
@@ -370,12 +394,12 @@ def test_exception_txt_is_read_when_result_json_has_no_exception_info(
     assert trial.status == Trial.Status.FAILED
 
 
-def test_status_follows_finished_at_and_exceptions(harbor_samples: Path, tmp_path: Path) -> None:
+def test_status_follows_finished_at_and_exceptions(harbor_files: Path, tmp_path: Path) -> None:
     job = tmp_path / "job"
-    harbor_trial(job, "running", harbor_samples, finished_at=None)
-    harbor_trial(job, "pending", harbor_samples, finished_at=None, started_at=None)
+    harbor_trial(job, "running", harbor_files, finished_at=None)
+    harbor_trial(job, "pending", harbor_files, finished_at=None, started_at=None)
     harbor_trial(
-        job, "cancelled", harbor_samples, exception_info={"exception_type": "CancelledError"}
+        job, "cancelled", harbor_files, exception_info={"exception_type": "CancelledError"}
     )
 
     assert ingest(job).error == ""
@@ -385,9 +409,9 @@ def test_status_follows_finished_at_and_exceptions(harbor_samples: Path, tmp_pat
 
 
 def test_reward_details_json_is_the_breakdown_and_never_the_reward(
-    harbor_samples: Path, tmp_path: Path
+    harbor_files: Path, tmp_path: Path
 ) -> None:
-    folder = harbor_trial(tmp_path / "job", "t1", harbor_samples)
+    folder = harbor_trial(tmp_path / "job", "t1", harbor_files)
     details = {"correctness": {"criteria": [{"name": "date", "value": 1.0}]}}
     write_files(folder, {"verifier/reward-details.json": details})
 
@@ -399,8 +423,8 @@ def test_reward_details_json_is_the_breakdown_and_never_the_reward(
     assert "verifier/reward-details.json" in result.raw_artifacts
 
 
-def test_verifier_stdout_is_kept(harbor_samples: Path, tmp_path: Path) -> None:
-    folder = harbor_trial(tmp_path / "job", "t1", harbor_samples)
+def test_verifier_stdout_is_kept(harbor_files: Path, tmp_path: Path) -> None:
+    folder = harbor_trial(tmp_path / "job", "t1", harbor_files)
     write_files(folder, {"verifier/test-stdout.txt": "1 passed in 0.01s\n"})
 
     assert ingest(tmp_path / "job").error == ""
@@ -409,9 +433,9 @@ def test_verifier_stdout_is_kept(harbor_samples: Path, tmp_path: Path) -> None:
 
 
 def test_config_json_is_read_when_result_json_embeds_no_config(
-    harbor_samples: Path, tmp_path: Path
+    harbor_files: Path, tmp_path: Path
 ) -> None:
-    folder = harbor_trial(tmp_path / "job", "t1", harbor_samples, config=None, agent_info=None)
+    folder = harbor_trial(tmp_path / "job", "t1", harbor_files, config=None, agent_info=None)
     write_files(folder, {"config.json": {"agent": {"name": "oracle", "model_name": "p/m"}}})
 
     assert ingest(tmp_path / "job").error == ""
@@ -422,17 +446,17 @@ def test_config_json_is_read_when_result_json_embeds_no_config(
 
 
 def test_a_job_sub_folder_without_result_json_is_named_as_unreadable(
-    harbor_samples: Path, tmp_path: Path
+    harbor_files: Path, tmp_path: Path
 ) -> None:
-    jobs = lay_out_samples(harbor_samples, tmp_path)
-    (jobs.job(SKILLS_JOB) / "unfinished__abc" / "agent").mkdir(parents=True)
+    jobs = lay_out(tmp_path)
+    (jobs.job(PASS_JOB) / "unfinished__abc" / "agent").mkdir(parents=True)
 
-    ran = ingest(jobs.job(SKILLS_JOB))
+    ran = ingest(jobs.job(PASS_JOB))
 
     assert ran.error == ""
     assert ran.summary().endswith("unreadable 1")
     assert (
-        f"unreadable: {jobs.job(SKILLS_JOB) / 'unfinished__abc'}: no result.json: "
+        f"unreadable: {jobs.job(PASS_JOB) / 'unfinished__abc'}: no result.json: "
         "not a Harbor trial, or it has not finished"
     ) in ran.lines
 
@@ -447,10 +471,10 @@ def test_a_result_json_that_is_not_a_trial_result_is_named(tmp_path: Path) -> No
 
 
 def test_job_config_lists_that_grow_with_the_job_are_kept_short(
-    harbor_samples: Path, tmp_path: Path
+    harbor_files: Path, tmp_path: Path
 ) -> None:
     job_dir = tmp_path / "big"
-    harbor_trial(job_dir, "t1", harbor_samples)
+    harbor_trial(job_dir, "t1", harbor_files)
     tasks = [{"path": f"tasks/t{i}"} for i in range(5000)]
     write_files(job_dir, {"config.json": {"job_name": "big", "tasks": tasks, "agents": [1, 2]}})
 

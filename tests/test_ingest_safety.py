@@ -33,6 +33,14 @@ def contract_trial(root: Path, **files: Any) -> Path:
     return write_files(root / "t1", {"logs/verifier/reward.json": {"reward": 0.5}, **files})
 
 
+def problem_lines() -> list[str]:
+    """The stored trial's ingestion problems as 'file: message' (field after the file)."""
+    return [
+        f"{' '.join(filter(None, (p['file'], p['field'])))}: {p['message']}"
+        for p in Trial.objects.get().detail.ingest_problems
+    ]
+
+
 def only_result() -> EvaluationResult:
     return Trial.objects.get().results.get(is_current=True)
 
@@ -119,9 +127,9 @@ def test_the_folder_given_is_the_boundary(tmp_path: Path) -> None:
 
 
 def test_a_harbor_trajectory_symlink_out_is_an_error_and_the_reward_stays(
-    harbor_samples: Path, tmp_path: Path, outside: Path
+    harbor_files: Path, tmp_path: Path, outside: Path
 ) -> None:
-    folder = harbor_trial(tmp_path / "job", "t1", harbor_samples)
+    folder = harbor_trial(tmp_path / "job", "t1", harbor_files)
     (folder / "agent").mkdir()
     (folder / "agent" / "trajectory.json").symlink_to(outside / "secret.json")
 
@@ -129,7 +137,8 @@ def test_a_harbor_trajectory_symlink_out_is_an_error_and_the_reward_stays(
 
     trial = Trial.objects.get()
     assert trial.detail.trajectory is None
-    assert only_result().errors == [
+    assert only_result().errors == []
+    assert problem_lines() == [
         "agent/trajectory.json: a symlink that points outside the folder given"
     ]
     assert only_result().verifier_completed is True
@@ -137,11 +146,11 @@ def test_a_harbor_trajectory_symlink_out_is_an_error_and_the_reward_stays(
 
 
 def test_a_harbor_trial_folder_symlinked_from_outside_is_named_unreadable(
-    harbor_samples: Path, tmp_path: Path
+    harbor_files: Path, tmp_path: Path
 ) -> None:
-    elsewhere = harbor_trial(tmp_path / "elsewhere", "t0", harbor_samples)
+    elsewhere = harbor_trial(tmp_path / "elsewhere", "t0", harbor_files)
     job = tmp_path / "job"
-    harbor_trial(job, "t1", harbor_samples)
+    harbor_trial(job, "t1", harbor_files)
     (job / "t2").symlink_to(elsewhere)
 
     ran = ingest(job)
@@ -220,14 +229,15 @@ def test_an_oversized_artifact_is_a_recorded_error(tmp_path: Path) -> None:
 
     result = only_result()
     assert result.reward == 0.5
-    assert result.errors == ["logs/verifier/details.json: larger than the 1024-byte limit"]
+    assert result.errors == []
+    assert problem_lines() == ["logs/verifier/details.json: larger than the 1024-byte limit"]
 
 
 @override_settings(TRIALDESK_MAX_ARTIFACT_BYTES=1024)
 def test_an_oversized_result_json_is_a_named_unreadable_line(
-    harbor_samples: Path, tmp_path: Path
+    harbor_files: Path, tmp_path: Path
 ) -> None:
-    harbor_trial(tmp_path / "job", "t1", harbor_samples)
+    harbor_trial(tmp_path / "job", "t1", harbor_files)
 
     ran = ingest(tmp_path / "job")
 
@@ -261,9 +271,12 @@ def test_deep_json_is_a_recorded_error_not_a_crash(tmp_path: Path) -> None:
 
     assert ingest(tmp_path / "runs").error == ""
 
-    result = only_result()
-    assert "logs/verifier/details.json: JSON nested deeper than 64 levels" in result.errors
-    assert "scorers.json: JSON nested deeper than 64 levels" in result.errors
+    assert only_result().errors == []
+    assert problem_lines() == [
+        "logs/verifier/details.json: JSON nested deeper than 64 levels",
+        "scorers.json: JSON nested deeper than 64 levels",
+        "judge.json: JSON nested deeper than 64 levels",
+    ]
     assert Trial.objects.get().judge_verdicts.get().verdict == "UNPARSEABLE"
 
 
@@ -299,8 +312,8 @@ def test_non_utf8_files_are_recorded_errors(tmp_path: Path) -> None:
 
     result = only_result()
     assert result.reward == 0.0
-    assert "reward file unreadable: not UTF-8 text" in result.errors
-    assert "workspace.diff: not UTF-8 text, undecodable bytes replaced" in result.errors
+    assert result.errors == ["reward file unreadable: not UTF-8 text"]
+    assert problem_lines() == ["workspace.diff: not UTF-8 text: undecodable bytes shown as �"]
     assert Trial.objects.get().detail.workspace_diff == "+\ufffd binary\n"
 
 
@@ -312,7 +325,10 @@ def test_a_fifo_named_like_an_artifact_does_not_hang_the_run(tmp_path: Path) -> 
 
     assert ingest(tmp_path / "runs").error == ""
 
-    assert "scorers.json: not a regular file" in only_result().errors
+    assert problem_lines() == [
+        "scorers.json: not a regular file",
+        "judge.json: not a regular file",
+    ]
     assert Trial.objects.get().judge_verdicts.get().verdict == "UNPARSEABLE"
 
 
@@ -322,7 +338,8 @@ def test_a_folder_named_like_a_file_is_a_recorded_error(tmp_path: Path) -> None:
 
     assert ingest(tmp_path / "runs").error == ""
 
-    assert "scorers.json: not a regular file" in only_result().errors
+    assert problem_lines() == ["scorers.json: not a regular file"]
+    assert only_result().errors == []
 
 
 def test_a_remote_schema_ref_is_never_fetched(

@@ -246,10 +246,13 @@ def test_scorer_verdicts_are_accepted(trial: Trial, verdict: str) -> None:
     accepts(lambda: scorer(trial, verdict=verdict))
 
 
-def test_scorer_type_outside_the_catalog_is_rejected(trial: Trial) -> None:
-    rejects(lambda: scorer(trial, type="lint"), "scorer_type_valid")
+def test_scorer_type_outside_the_catalog_is_stored_as_given(trial: Trial) -> None:
+    # A newer pipeline's scorer type is kept (and shown as unknown), not refused.
+    accepts(lambda: scorer(trial, type="lint"))
     for scorer_type in rules.SCORER_TYPES:
         accepts(lambda t=scorer_type: scorer(trial, type=t))  # type: ignore[misc]
+    known = {s.type: s.is_known_type for s in trial.scorers.all()}
+    assert known == {"lint": False, **dict.fromkeys(rules.SCORER_TYPES, True)}
 
 
 def test_scorer_position_is_unique_per_trial(trial: Trial) -> None:

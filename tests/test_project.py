@@ -17,7 +17,8 @@ PRODUCTION_ENV = {
 
 
 def _manage(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    clean = {k: v for k, v in os.environ.items() if k not in {"SECRET_KEY", "DJANGO_DEBUG"}}
+    skip = {"SECRET_KEY", "DJANGO_DEBUG", "DJANGO_SETTINGS_MODULE"}
+    clean = {k: v for k, v in os.environ.items() if k not in skip}
     return subprocess.run(
         [sys.executable, "manage.py", *args],
         cwd=ROOT,

@@ -21,7 +21,7 @@ from rewards.ingest.bundles import read_bundle_file
 from rewards.ingest.files import Limits, Problem, Root
 from rewards.ingest.writer import BundleWriter
 from rewards.schemas import JobRecord, TrialBundle
-from tests.conftest import HARBOR_SAMPLES
+from tests.ingest_helpers import HARBOR_FIXTURES
 
 EXAMPLES = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 LIMITS = Limits(max_bytes=64 * 1024, max_depth=16)
@@ -153,7 +153,7 @@ def read_contract(files: dict[str, bytes]) -> TrialBundle | Problem:
 
 
 def read_harbor(files: dict[str, bytes]) -> TrialBundle | Problem:
-    base = {"result.json": (HARBOR_SAMPLES / "pinchbench_task-calendar__result.json").read_bytes()}
+    base = {"result.json": (HARBOR_FIXTURES / "single_result.json").read_bytes()}
     with trial_folder({**base, **files}) as trial:
         folder = Root(trial.parent, LIMITS).folder().child("t1")
         assert folder is not None
@@ -203,7 +203,7 @@ def test_any_harbor_reward_file_is_kept_raw_and_never_raises(data: bytes) -> Non
 @EXAMPLES
 @given(data=artifact(REWARDISH))
 def test_any_reward_txt_without_a_verifier_result_is_zero_with_a_reason(data: bytes) -> None:
-    result_json = json.loads((HARBOR_SAMPLES / "pinchbench_task-calendar__result.json").read_text())
+    result_json = json.loads((HARBOR_FIXTURES / "single_result.json").read_text())
     result_json["verifier_result"] = None
     bundle = assert_well_formed(
         read_harbor({"result.json": json.dumps(result_json).encode(), "verifier/reward.txt": data})
@@ -215,23 +215,36 @@ def test_any_reward_txt_without_a_verifier_result_is_zero_with_a_reason(data: by
 
 @EXAMPLES
 @given(data=artifact(st.dictionaries(st.text(max_size=5), REWARDISH, max_size=3)))
-def test_any_details_json_is_a_breakdown_or_a_recorded_error(data: bytes) -> None:
+def test_any_details_json_is_a_verbatim_breakdown_or_a_recorded_problem(data: bytes) -> None:
     bundle = assert_well_formed(read_contract({"logs/verifier/details.json": data}))
     assert bundle is not None
     result = bundle.current_result
     assert result.reward == 0.5  # details never change the reward
-    assert (result.breakdown is not None) != bool(result.validity.errors)
+    assert result.validity.errors == []  # nor the result's validity
+    problems = bundle.trial.ingest_problems
+    assert all(p.file == "logs/verifier/details.json" for p in problems)
+    if result.breakdown is None:
+        assert problems
+    else:
+        assert result.breakdown == json.loads(data)
 
 
 @EXAMPLES
 @given(data=artifact(SCORERISH))
-def test_any_scorers_json_is_scorers_or_a_recorded_error(data: bytes) -> None:
+def test_any_scorers_json_is_scorers_and_recorded_problems(data: bytes) -> None:
     bundle = assert_well_formed(read_contract({"scorers.json": data}))
     assert bundle is not None
-    errors = bundle.current_result.validity.errors
-    if errors:
+    assert bundle.current_result.validity.errors == []
+    problems = bundle.trial.ingest_problems
+    assert all(p.file == "scorers.json" for p in problems)
+    if any(p.field == "" for p in problems):  # the file as a whole could not be read
         assert bundle.scorers == []
-        assert errors[0].startswith("scorers.json: ")
+    else:
+        rows = json.loads(data)
+        assert isinstance(rows, list)
+        # Every row is a stored scorer or a problem naming its place; unknown types are both.
+        dropped = {p.field for p in problems if p.field.count("[") == 1 and "." not in p.field}
+        assert len(bundle.scorers) + len(dropped) == len(rows)
     assert all(isinstance(s.required, bool) for s in bundle.scorers)
 
 
@@ -249,13 +262,11 @@ def test_any_judge_json_is_a_verdict_never_a_failed_trial(data: bytes) -> None:
 
 @EXAMPLES
 @given(data=artifact(TRIALISH))
-def test_any_trial_json_is_a_bundle_or_an_invalid_line(data: bytes) -> None:
+def test_any_trial_json_still_stores_the_trial_with_its_reward(data: bytes) -> None:
     outcome = read_contract({"trial.json": data, "out.json": b"{}"})
     bundle = assert_well_formed(outcome)
-    if bundle is None:
-        assert isinstance(outcome, Problem)
-        assert outcome.kind == "invalid"
-        assert outcome.reason.startswith("trial.json: ")
+    assert bundle is not None
+    assert all(p.file == "trial.json" for p in bundle.trial.ingest_problems)
 
 
 @EXAMPLES

@@ -10,7 +10,7 @@ from django.http import QueryDict
 from review.filters import SORT_KEYS, TrialFilterForm, decode_cursor, encode_cursor
 from review.models import add_annotation
 from rewards.models import Trial
-from rewards.schemas import ErrorTag
+from rewards.schemas import ErrorTag, IngestProblem
 from tests import review_factories as f
 
 pytestmark = pytest.mark.django_db
@@ -238,3 +238,15 @@ def test_the_job_select_escapes_hostile_job_names() -> None:
     html = str(TrialFilterForm({})["job"])
     assert "<script>" not in html
     assert "&lt;script&gt;alert(1)&lt;/script&gt;&quot;" in html
+
+
+def test_the_ingestion_problems_filter_finds_trials_stored_with_problems() -> None:
+    problem = IngestProblem(file="scorers.json", field="[0]", message="verdict: bad")
+    f.write(
+        f.bundle(name="clean"),
+        f.bundle(name="with-problem", detail={"ingest_problems": [problem]}),
+    )
+
+    assert _names({"problems": "with"}) == {"with-problem"}
+    assert _names({"problems": "without"}) == {"clean"}
+    assert _names({}) == {"clean", "with-problem"}

@@ -104,17 +104,65 @@ def test_fact_check_tone_comes_from_known_statuses_and_keeps_the_text() -> None:
     ]
 
 
-def test_breakdown_rows_normalise_and_keep_odd_dimensions_raw() -> None:
+def test_breakdown_rows_normalise_and_show_odd_dimensions_as_they_are() -> None:
     rows = presenters.breakdown_rows(
         {
-            "v": {"score": 3, "max_score": 4, "evidence": "ok"},
+            "v": {"score": 3, "max_score": 4, "evidence": "ok", "weight": 2},
             "zero": {"score": 1, "max_score": 0},
             "odd": ["not", "a", "dimension"],
+            "flag": True,
         }
     )
-    assert rows[0].normalised == pytest.approx(0.75)
-    assert rows[1].normalised is None
-    assert rows[2].raw.startswith("[")
+    by_name = {row.name: row for row in rows}
+    assert by_name["v"].kind == "dimension"
+    assert by_name["v"].normalised == pytest.approx(0.75)
+    assert by_name["v"].fields == (("weight", "2"),)
+    assert by_name["zero"].normalised is None
+    assert by_name["odd"].kind == "group"
+    assert [(r.name, r.depth, r.text) for r in rows if r.depth == 1] == [
+        ("[0]", 1, "not"),
+        ("[1]", 1, "a"),
+        ("[2]", 1, "dimension"),
+    ]
+    assert (by_name["flag"].kind, by_name["flag"].text) == ("value", "true")
+
+
+def test_nested_reward_details_are_a_tree() -> None:
+    """RewardKit's recursive details: groups of criteria, each named by its own name."""
+    rows = presenters.breakdown_rows(
+        {
+            "correctness": {
+                "score": 0.5,
+                "criteria": [
+                    {"name": "parses", "value": 1, "weight": 1},
+                    {"id": "matches", "value": 0, "error": "judge timed out"},
+                ],
+            },
+            "style": {"lint": {"score": 2, "max_score": 2}},
+        }
+    )
+    assert [(r.name, r.depth, r.kind) for r in rows] == [
+        ("correctness", 0, "group"),
+        ("score", 1, "value"),
+        ("criteria", 1, "group"),
+        ("parses", 2, "record"),
+        ("matches", 2, "record"),
+        ("style", 0, "group"),
+        ("lint", 1, "dimension"),
+    ]
+    matches = rows[4]
+    assert dict(matches.fields) == {"id": "matches", "value": "0", "error": "judge timed out"}
+    assert rows[6].normalised == pytest.approx(1.0)
+
+
+def test_a_breakdown_deeper_than_the_limit_is_shown_as_its_text() -> None:
+    deep: Any = {"leaf": [1, [2]]}
+    for level in range(presenters.BREAKDOWN_DEPTH + 2):
+        deep = {f"l{level}": deep}
+    rows = presenters.breakdown_rows(deep)
+    assert max(r.depth for r in rows) == presenters.BREAKDOWN_DEPTH
+    assert rows[-1].kind == "value"
+    assert rows[-1].text.startswith("{")
 
 
 def test_ctrf_summary_and_tests_are_read_leniently() -> None:

@@ -10,7 +10,7 @@ from django.test import Client
 
 from review.models import add_annotation
 from rewards.models import Trial
-from rewards.schemas import ErrorTag
+from rewards.schemas import ErrorTag, IngestProblem
 from tests import review_factories as f
 
 pytestmark = pytest.mark.django_db
@@ -299,3 +299,75 @@ def test_a_tab_fragment_runs_a_fixed_number_of_queries(
     # result's raw artifacts (the verifier tab shows them).
     with django_assert_num_queries(6):
         assert client.get(_url(trial, "?tab=verifier"), headers=HX).status_code == 200
+
+
+# --- ingestion problems, unknown catalog entries, the breakdown tree ------------------------
+HOSTILE_RAW = '<script>alert("raw")</script>'
+
+
+def _trial_with_problems() -> Trial:
+    return f.make_trial(
+        name="t-problems",
+        reward=0.7,
+        scorers=[f.scorer("vision", "screenshot_diff", "PASS")],
+        error_tags=[ErrorTag(category="flaky network", source="pipeline-v9")],
+        breakdown={
+            "correctness": {"criteria": [{"name": "parses", "value": 1, "error": ""}]},
+            "style": {"score": 2, "max_score": 4, "evidence": "two warnings"},
+        },
+        detail={
+            "ingest_problems": [
+                IngestProblem(
+                    file="trial.json",
+                    field="error_tags[0]",
+                    message="category: Field required",
+                    raw=HOSTILE_RAW,
+                ),
+                IngestProblem(file="judge.json", message="efficiency: Field required"),
+            ]
+        },
+    )
+
+
+def test_ingestion_problems_are_listed_with_their_raw_part_escaped(client: Client) -> None:
+    trial = _trial_with_problems()
+    f.login(client, "rita", "reviewer")
+
+    html = client.get(_url(trial)).content.decode()
+
+    assert 'id="ingest-problems"' in html
+    assert "error_tags[0]" in html
+    assert "category: Field required" in html
+    assert "efficiency: Field required" in html
+    assert "whole file" in html
+    assert HOSTILE_RAW not in html
+    assert "&lt;script&gt;alert(&quot;raw&quot;)&lt;/script&gt;" in html
+
+
+def test_a_trial_without_problems_shows_no_problems_card(client: Client, full_trial: Trial) -> None:
+    f.login(client, "rita", "reviewer")
+    assert 'id="ingest-problems"' not in client.get(_url(full_trial)).content.decode()
+
+
+def test_unknown_scorer_types_and_error_sources_are_shown_as_unknown(client: Client) -> None:
+    trial = _trial_with_problems()
+    f.login(client, "rita", "reviewer")
+
+    html = client.get(_url(trial)).content.decode()
+
+    assert "Screenshot diff" in html
+    assert "unknown type" in html
+    assert "pipeline-v9" in html
+    assert "unknown source" in html
+
+
+def test_the_breakdown_is_shown_as_a_tree(client: Client) -> None:
+    trial = _trial_with_problems()
+    f.login(client, "rita", "reviewer")
+
+    html = client.get(_url(trial)).content.decode()
+
+    assert '<tr class="breakdown-group">' in html
+    assert '<th scope="row" class="depth-2">parses</th>' in html
+    assert '<th scope="row" class="depth-0">style</th>' in html
+    assert "two warnings" in html

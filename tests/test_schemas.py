@@ -204,7 +204,8 @@ def test_scorer_score_defaults_from_its_verdict(verdict: str, score: float) -> N
     [
         {"verdict": "SKIPPED"},
         {"verdict": "pass"},
-        {"type": "lint"},
+        {"type": ""},
+        {"type": "x" * 33},
         {"score": 1.5},
         {"score": -0.1},
         {"score": True},
@@ -216,6 +217,11 @@ def test_scorer_score_defaults_from_its_verdict(verdict: str, score: float) -> N
 def test_scorer_result_rejects_bad_fields(changes: dict[str, Any]) -> None:
     with pytest.raises(ValidationError):
         ScorerResult.model_validate({"name": "s", "type": "command", "verdict": "PASS"} | changes)
+
+
+def test_an_unknown_scorer_type_is_accepted_and_required_by_default() -> None:
+    scorer = ScorerResult.model_validate({"name": "s", "type": "lint_v2", "verdict": "FAIL"})
+    assert (scorer.type, scorer.required) == ("lint_v2", True)
 
 
 # --- judge -------------------------------------------------------------------------------
@@ -313,7 +319,7 @@ def test_bundle_results_have_distinct_digests() -> None:
 def test_validation_errors_are_described_without_echoing_input() -> None:
     secret = "<script>alert(1)</script>"
     with pytest.raises(ValidationError) as caught:
-        ScorerResult.model_validate({"name": "s", "type": secret, "verdict": "PASS"})
+        ScorerResult.model_validate({"name": "s", "type": "command", "verdict": secret})
     message = describe_validation_error(caught.value)
-    assert message.startswith("type:")
+    assert message.startswith("verdict:")
     assert secret not in message

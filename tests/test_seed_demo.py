@@ -273,6 +273,22 @@ def test_hostile_strings_are_stored_verbatim_in_agent_fields() -> None:
     assert "onerror=alert(1)" in trajectories
 
 
+@pytest.mark.usefixtures("covered")
+def test_the_demo_looks_like_a_real_evaluation() -> None:
+    """Mostly valid trials with spread rewards; the edge cases a visible minority."""
+    trials = Trial.objects.all()
+    total = trials.count()
+    valid = trials.filter(is_valid=True).count()
+    assert 0.75 <= valid / total < 0.95
+    disagreeing = trials.exclude(gate_disagreement="").count()
+    assert 0.05 <= disagreeing / total <= 0.3
+    # Rewards spread over the range, not piled up at zero: every fifth of [0, 1] is used.
+    rewards = trials.filter(is_valid=True).values_list("reward", flat=True)
+    fifths = {min(int(r * 5), 4) for r in rewards}
+    assert fifths == {0, 1, 2, 3, 4}
+    assert trials.filter(reward=0).count() / total < 0.35
+
+
 # --- the command ----------------------------------------------------------------------------------
 @pytest.mark.django_db
 def test_if_empty_adds_nothing_the_second_time() -> None:

@@ -163,7 +163,12 @@ class TrialNav:
 # --- context builders -----------------------------------------------------------------------
 def _tab_context(trial: Trial, state: TrialPageForm, nav: TrialNav) -> dict[str, Any]:
     tab = state.current_tab
-    detail = TrialDetail.objects.filter(trial=trial).only(*TAB_DETAIL_FIELDS[tab]).first()
+    # The ingestion problems ride along with the open tab's fields: no query of their own.
+    detail = (
+        TrialDetail.objects.filter(trial=trial)
+        .only(*TAB_DETAIL_FIELDS[tab], "ingest_problems")
+        .first()
+    )
     context: dict[str, Any] = {
         "tab": tab,
         "tabs": [(value, label, nav.tab_url(trial.pk, value)) for value, label in TAB_CHOICES],
@@ -243,6 +248,7 @@ def _page_context(
         )
     )
     judge = verdicts[0] if verdicts else None
+    tabs = _tab_context(trial, state, nav)
     return {
         "trial": trial,
         "job": trial.job,
@@ -263,7 +269,8 @@ def _page_context(
         "wall_seconds": presenters.seconds_between(trial.started_at, trial.finished_at),
         "gate_explanation": presenters.DISAGREEMENT_EXPLANATIONS.get(trial.gate_disagreement, ""),
         "human_explanation": presenters.DISAGREEMENT_EXPLANATIONS.get(trial.human_disagreement, ""),
-        **_tab_context(trial, state, nav),
+        **tabs,
+        "ingest_problems": presenters.ingest_problems(tabs["detail"]),
         **_annotations_context(request, trial, nav, form),
     }
 

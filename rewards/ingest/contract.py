@@ -17,9 +17,12 @@ reward; the output is checked against the task's declared format and schema; a n
 reward for output that does not parse is rejected by `ResultRecord.checked()` in the writer.
 A judge.json that does not parse is an UNPARSEABLE verdict, never a failed trial.
 
-`trial.json` and `scorers.json` are our own formats and validated strictly. A trial.json that
-does not validate stops the trial (an `invalid` summary line naming it): its task spec
-decides how the output is judged, so guessing would store a wrong verdict.
+`trial.json`, `scorers.json`, `judge.json` and `command_output.json` are our own formats,
+validated strictly but part by part (`rewards.ingest.parts`): a field, an error tag or a
+scorer row that does not validate is dropped from the rows and kept raw as an ingestion
+problem of the trial, which is stored with its reward all the same. A task spec with a bad
+field also marks the result invalid: the spec decides how the output is judged, so the
+reviewer must see that it was read without that field.
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic import TypeAdapter, ValidationError
+from pydantic import ValidationError
 
 from rewards import rules
 from rewards.ingest.files import (
@@ -41,9 +44,9 @@ from rewards.ingest.files import (
     decode_text,
     lenient_text,
     loads_json,
-    too_deep,
 )
 from rewards.ingest.harbor import as_utc
+from rewards.ingest.parts import TrialFiles, dotted, raw_text, validate_parts
 from rewards.schemas import (
     CommandOutput,
     DetailsFile,
@@ -63,7 +66,6 @@ from rewards.schemas import (
 UID_NAMESPACE = uuid.UUID("9d3e1c57-0b7a-4a55-8d0c-5f2b8e6a4c21")
 DEFAULT_REWARD_PATH = "/logs/verifier/reward.json"
 DEFAULT_DETAILS_PATH = "/logs/verifier/details.json"
-_SCORERS = TypeAdapter(list[ScorerResult])
 # IntegerField on PostgreSQL: a 32-bit exit code.
 _INT32 = range(-(2**31), 2**31)
 _UNREADABLE_JUDGE_TEXT = 64 * 1024
@@ -108,49 +110,47 @@ class _Declared:
     present: bool = False
 
 
-class _Reading:
-    """Errors, the files that define the result and their raw text, for one trial."""
+def _read_declared(files: TrialFiles, path: str, what: str) -> _Declared:
+    """A file at a path the task declares, read safely relative to the trial."""
+    trial = files.trial
+    try:
+        located = trial.locate(path)
+    except ArtifactError as exc:
+        # The path itself is refused (it climbs out): no file was looked at.
+        return _Declared(path, None, f"{what} {path!r}: {exc}", present=False)
+    if located is None:
+        return _Declared(files.inside(trial, path.lstrip("/")), None)
+    folder, name = located
+    rel = files.inside(folder, name)
+    try:
+        data = folder.read(name)
+    except ArtifactError as exc:
+        return _Declared(rel, None, f"{rel}: {exc}", present=True)
+    return _Declared(rel, data, present=data is not None)
 
-    def __init__(self, trial: Folder) -> None:
-        self.trial = trial
-        self.errors: list[str] = []
-        self.defining: list[tuple[str, bytes]] = []
-        self.raw: dict[str, str] = {}
 
-    def inside(self, rel: str) -> str:
-        prefix = self.trial.rel
-        return rel[len(prefix) + 1 :] if prefix and rel.startswith(prefix + "/") else rel
+class _Unread:
+    """What `_document` gives for a file that is absent or could not be read."""
 
-    def read(self, name: str) -> bytes | None:
-        if not self.trial.has(name):
-            return None
-        try:
-            return self.trial.read(name)
-        except ArtifactError as exc:
-            self.errors.append(f"{name}: {exc}")
-            return None
 
-    def read_declared(self, path: str, what: str) -> _Declared:
-        """A file at a path the task declares, read safely relative to the trial."""
-        try:
-            located = self.trial.locate(path)
-        except ArtifactError as exc:
-            # The path itself is refused (it climbs out): no file was looked at.
-            return _Declared(path, None, f"{what} {path!r}: {exc}", present=False)
-        if located is None:
-            return _Declared(self.inside(self.trial.rel_to(path.lstrip("/"))), None)
-        folder, name = located
-        rel = self.inside(folder.rel_to(name))
-        try:
-            data = folder.read(name)
-        except ArtifactError as exc:
-            return _Declared(rel, None, f"{rel}: {exc}", present=True)
-        return _Declared(rel, data, present=data is not None)
+UNREAD = _Unread()
 
-    def keep(self, name: str, data: bytes, *, raw: bool = True) -> None:
-        self.defining.append((name, data))
-        if raw:
-            self.raw[name] = lenient_text(data)
+
+def _document(files: TrialFiles, name: str, max_depth: int, *, defines_result: bool = False) -> Any:
+    """One of our JSON side files, parsed (`null` included); UNREAD when absent or unreadable.
+
+    A file that cannot be read or parsed is a problem, its text kept raw.
+    """
+    raw = files.read(files.trial, name)
+    if raw is None:
+        return UNREAD
+    if defines_result:
+        files.defining.append((name, raw))
+    try:
+        return loads_json(raw, max_depth)
+    except ArtifactError as exc:
+        files.problem(name, str(exc), raw=raw_text(lenient_text(raw)))
+        return UNREAD
 
 
 def read_trial(folder: Folder, *, job: str | None, default_job: str) -> TrialBundle | Problem:
@@ -159,24 +159,10 @@ def read_trial(folder: Folder, *, job: str | None, default_job: str) -> TrialBun
     `job` (from `--job`) overrides the job trial.json names; `default_job` is the parent
     folder's name, used when neither says.
     """
-    reading = _Reading(folder)
+    files = TrialFiles(folder)
     max_depth = folder.root.limits.max_depth
-    fallback_name = f"{job or default_job}/{folder.name}"
 
-    trial_file = TrialFile()
-    try:
-        raw_trial = folder.read("trial.json") if folder.has("trial.json") else None
-        if raw_trial is not None:
-            # Its task spec (output path, format, schema) decides validity: part of the result.
-            reading.keep("trial.json", raw_trial, raw=False)
-            trial_file = TrialFile.model_validate_json(
-                _json_text(raw_trial, max_depth), strict=True
-            )
-    except ArtifactError as exc:
-        return Problem("invalid", fallback_name, f"trial.json: {exc}")
-    except ValidationError as exc:
-        return Problem("invalid", fallback_name, f"trial.json: {describe_validation_error(exc)}")
-
+    trial_file = _read_trial_file(files, max_depth)
     trial_name = trial_file.name or folder.name
     job_name = job or trial_file.job or default_job
     where = f"{job_name}/{trial_name}"
@@ -187,7 +173,7 @@ def read_trial(folder: Folder, *, job: str | None, default_job: str) -> TrialBun
     expected_output_path = verifier.expected_output_path if verifier else ""
 
     # reward.json: mandatory, read by the seed's rules.
-    declared = reading.read_declared(reward_path, "reward_path")
+    declared = _read_declared(files, reward_path, "reward_path")
     if declared.error:
         # Present but unreadable (too large, a symlink out) counts as "appeared": seed 000
         # gives it 0.0 with the reason; a refused path means no reward file was found.
@@ -195,30 +181,15 @@ def read_trial(folder: Folder, *, job: str | None, default_job: str) -> TrialBun
     else:
         reward = _read_reward(declared.data, max_depth)
         if declared.data is not None:
-            reading.keep(declared.name, declared.data)
+            files.defining.append((declared.name, declared.data))
+            files.raw[declared.name] = lenient_text(declared.data)
 
-    # details.json: the breakdown, as validated; never used to recompute the reward.
-    breakdown = None
-    details = reading.read_declared(details_path, "details_path")
-    if details.error:
-        reading.errors.append(details.error)
-    elif details.data is not None:
-        reading.keep(details.name, details.data)
-        breakdown = _read_details(details.data, details.name, max_depth, reading.errors)
-
-    output = _check_output(reading, spec, expected_output_path)
-    scorers = _read_scorers(reading, max_depth)
-    verdicts = _read_judge(reading, max_depth)
-    command = _read_command(reading, max_depth)
-    diff_raw = reading.read("workspace.diff")
-    if diff_raw is not None:
-        try:
-            diff = diff_raw.decode("utf-8")
-        except UnicodeDecodeError:
-            reading.errors.append("workspace.diff: not UTF-8 text, undecodable bytes replaced")
-            diff = lenient_text(diff_raw)
-    else:
-        diff = ""
+    breakdown = _read_details(files, details_path, max_depth)
+    output = _check_output(files, spec, expected_output_path)
+    scorers = _read_scorers(files, max_depth)
+    verdicts = _read_judge(files, max_depth)
+    command = _read_command(files, max_depth)
+    diff = _read_diff(files)
 
     agent = trial_file.agent
     try:
@@ -255,6 +226,7 @@ def read_trial(folder: Folder, *, job: str | None, default_job: str) -> TrialBun
                 stdout_tail=command.stdout_tail,
                 stderr_tail=command.stderr_tail,
                 source_path=folder.path,
+                ingest_problems=files.problems,
             ),
             results=[
                 ResultRecord(
@@ -264,12 +236,12 @@ def read_trial(folder: Folder, *, job: str | None, default_job: str) -> TrialBun
                         output_parseable=output.output_parseable,
                         schema_valid=output.schema_valid,
                         verifier_completed=reward.verifier_completed,
-                        errors=[*reward.errors, *output.errors, *reading.errors],
+                        errors=[*reward.errors, *output.errors, *files.errors],
                     ),
                     breakdown=breakdown,
                     confidence=trial_file.confidence,
-                    artifact_digest=artifact_digest(reading.defining),
-                    raw_artifacts=reading.raw,
+                    artifact_digest=artifact_digest(files.defining),
+                    raw_artifacts=files.raw,
                 )
             ],
             scorers=scorers,
@@ -280,94 +252,171 @@ def read_trial(folder: Folder, *, job: str | None, default_job: str) -> TrialBun
         return Problem("invalid", where, describe_validation_error(exc))
 
 
-def _json_text(raw: bytes, max_depth: int) -> str:
-    """UTF-8 text of a JSON file, refused when nested too deep (before pydantic parses it)."""
-    text = decode_text(raw)
-    if too_deep(text, max_depth):
-        raise ArtifactError(f"JSON nested deeper than {max_depth} levels")
-    return text
+def _read_trial_file(files: TrialFiles, max_depth: int) -> TrialFile:
+    """trial.json, without the fields that do not validate (each one a problem)."""
+    if not files.trial.has("trial.json"):
+        return TrialFile()
+    # Its task spec (output path, format, schema) decides validity: part of the result.
+    data = _document(files, "trial.json", max_depth, defines_result=True)
+    if not isinstance(data, dict):
+        if data is not UNREAD:
+            files.problem("trial.json", "not a JSON object", raw=raw_text(data))
+        # Read with the defaults instead, and that is not a valid result.
+        files.errors.append("trial.json could not be read: the task spec's defaults were used")
+        return TrialFile()
+    # Named by their place in the file as written, before any bad tag is dropped.
+    tags = data.get("error_tags")
+    unknown = [
+        (index, tag["source"])
+        for index, tag in enumerate(tags if isinstance(tags, list) else [])
+        if isinstance(tag, dict)
+        and isinstance(tag.get("source"), str)
+        and tag["source"] not in rules.ERROR_SOURCES
+    ]
+    trial_file, problems = validate_parts(TrialFile, data, "trial.json", strict=True)
+    files.problems.extend(problems)
+    if any(p.field == "task" or p.field.startswith(("task.", "task[")) for p in problems):
+        files.errors.append(
+            "trial.json: the task spec has fields that do not validate (see ingestion "
+            "problems); they were read as their defaults"
+        )
+    for index, source in unknown:
+        files.problem(
+            "trial.json",
+            f"unknown error source {source!r}: stored as given",
+            field=dotted(("error_tags", index, "source")),
+        )
+    return trial_file
 
 
 def _read_reward(raw: bytes | None, max_depth: int) -> rules.RewardReading:
     # rules.read_reward_json bounds depth at its own default; the setting may be lower.
-    if raw is not None and too_deep(raw.decode("utf-8-sig", errors="replace"), max_depth):
+    if raw is not None and too_deep_bytes(raw, max_depth):
         message = f"reward file unreadable: JSON nested deeper than {max_depth} levels"
         return rules.RewardReading(0.0, True, errors=[message])
     return rules.read_reward_json(raw)
 
 
-def _read_details(
-    raw: bytes, name: str, max_depth: int, errors: list[str]
-) -> dict[str, Any] | None:
+def too_deep_bytes(raw: bytes, max_depth: int) -> bool:
+    return rules.too_deep(raw.decode("utf-8-sig", errors="replace"), max_depth)
+
+
+def _read_details(files: TrialFiles, details_path: str, max_depth: int) -> Any:
+    """details.json verbatim as the breakdown (seed 000); it never recomputes the reward.
+
+    Dimensions that do not have the seed's shape are still stored as written (the trial
+    page shows them as a tree); each one is named as an ingestion problem.
+    """
+    details = _read_declared(files, details_path, "details_path")
+    if details.error:
+        files.problem(details.name, details.error.removeprefix(f"{details.name}: "))
+        return None
+    if details.data is None:
+        return None
+    files.defining.append((details.name, details.data))
+    files.raw[details.name] = lenient_text(details.data)
     try:
-        data = loads_json(raw, max_depth)
-        details = DetailsFile.from_data(data)
+        data = loads_json(details.data, max_depth)
     except ArtifactError as exc:
-        errors.append(f"{name}: {exc}")
+        files.problem(details.name, str(exc))
         return None
+    if not isinstance(data, dict):
+        files.problem(details.name, "not a JSON object: kept raw only")
+        return None
+    try:
+        DetailsFile.from_data(data)
     except ValidationError as exc:
-        # DetailsFile wraps the file's object in "dimensions"; report the file's own paths.
-        reason = describe_validation_error(exc).replace("dimensions.", "")
-        errors.append(f"{name}: {reason.replace('dimensions: ', '(root): ')}")
-        return None
-    return {key: dim.model_dump(mode="json") for key, dim in details.dimensions.items()}
+        # DetailsFile wraps the file's object in "dimensions"; name the file's own paths.
+        for error in exc.errors(include_url=False, include_input=False):
+            loc = tuple(error["loc"])[1:]
+            files.problem(details.name, error["msg"], field=dotted(loc))
+    return data
 
 
 def _check_output(
-    reading: _Reading, spec: TaskSpec, expected_output_path: str
+    files: TrialFiles, spec: TaskSpec, expected_output_path: str
 ) -> rules.OutputCheck:
     if not expected_output_path:
         return rules.OutputCheck(True, True)
-    output = reading.read_declared(expected_output_path, "expected_output_path")
+    output = _read_declared(files, expected_output_path, "expected_output_path")
     if output.error:
         return rules.OutputCheck(False, False, [output.error])
     if output.data is not None:
         # The output decides output_parseable: a changed output is a changed result.
-        reading.keep(output.name, output.data, raw=False)
-    schema = spec.output_schema
+        files.defining.append((output.name, output.data))
     return rules.check_output(
         output.data,
         expected_output_path=expected_output_path,
         output_format=spec.output_format,
-        output_schema=schema,
+        output_schema=spec.output_schema,
     )
 
 
-def _read_scorers(reading: _Reading, max_depth: int) -> list[ScorerResult]:
-    raw = reading.read("scorers.json")
-    if raw is None:
+def _read_scorers(files: TrialFiles, max_depth: int) -> list[ScorerResult]:
+    """scorers.json row by row: a row that does not validate is a problem, the rest stored."""
+    data = _document(files, "scorers.json", max_depth)
+    if data is UNREAD:
         return []
-    try:
-        return _SCORERS.validate_json(_json_text(raw, max_depth), strict=True)
-    except ArtifactError as exc:
-        reason = str(exc)
-    except ValidationError as exc:
-        reason = describe_validation_error(exc)
-    # Kept raw so a reviewer can see what the scorers wrote; no scorer rows from it.
-    reading.errors.append(f"scorers.json: {reason}")
-    reading.raw["scorers.json"] = lenient_text(raw)
-    return []
+    if not isinstance(data, list):
+        files.problem("scorers.json", "not a JSON list of scorer results", raw=raw_text(data))
+        return []
+    scorers = []
+    for index, row in enumerate(data):
+        try:
+            scorer = ScorerResult.model_validate_json(json.dumps(row), strict=True)
+        except ValidationError as exc:
+            files.problem(
+                "scorers.json",
+                _messages(exc),
+                field=dotted((index,)),
+                raw=raw_text(row),
+            )
+            continue
+        if scorer.type not in rules.SCORER_TYPES:
+            files.problem(
+                "scorers.json",
+                f"unknown scorer type {scorer.type!r}: stored as given, "
+                + ("required" if scorer.required else "advisory"),
+                field=dotted((index, "type")),
+            )
+        scorers.append(scorer)
+    return scorers
 
 
-def _read_judge(reading: _Reading, max_depth: int) -> list[JudgeVerdict]:
+def _messages(exc: ValidationError) -> str:
+    """Every error of a part, with the field inside it: 'score: must be …; verdict: …'."""
+    return "; ".join(
+        f"{dotted(tuple(e['loc']))}: {e['msg']}" if e["loc"] else e["msg"]
+        for e in exc.errors(include_url=False, include_input=False)
+    )
+
+
+def _read_judge(files: TrialFiles, max_depth: int) -> list[JudgeVerdict]:
     """Seed 003: a judge failure is an UNPARSEABLE verdict and does not fail the run."""
-    if not reading.trial.has("judge.json"):
+    trial = files.trial
+    if not trial.has("judge.json"):
         return []
     try:
-        raw = reading.trial.read("judge.json")
+        raw = trial.read("judge.json")
     except ArtifactError as exc:
+        files.problem("judge.json", str(exc))
         return [JudgeVerdict(verdict="UNPARSEABLE", reasoning=f"judge.json: {exc}")]
     if raw is None:
         return []
+    text = lenient_text(raw)
     try:
-        verdict = JudgeVerdict.model_validate_json(_json_text(raw, max_depth), strict=True)
+        if too_deep_bytes(raw, max_depth):
+            raise ArtifactError(f"JSON nested deeper than {max_depth} levels")
+        verdict = JudgeVerdict.model_validate_json(decode_text(raw), strict=True)
         # Naive times are UTC here as in Harbor's files, whatever the server's time zone.
         return [verdict.model_copy(update={"scored_at": as_utc(verdict.scored_at)})]
     except ArtifactError as exc:
         reason = str(exc)
+        files.problem("judge.json", reason)
     except ValidationError as exc:
         reason = describe_validation_error(exc)
-    text = lenient_text(raw)
+        for error in exc.errors(include_url=False, include_input=False):
+            files.problem("judge.json", error["msg"], field=dotted(tuple(error["loc"])))
     if len(text) > _UNREADABLE_JUDGE_TEXT:
         text = text[:_UNREADABLE_JUDGE_TEXT]
     return [
@@ -379,21 +428,32 @@ def _read_judge(reading: _Reading, max_depth: int) -> list[JudgeVerdict]:
     ]
 
 
-def _read_command(reading: _Reading, max_depth: int) -> CommandOutput:
-    raw = reading.read("command_output.json")
-    if raw is None:
+def _read_command(files: TrialFiles, max_depth: int) -> CommandOutput:
+    data = _document(files, "command_output.json", max_depth)
+    if data is UNREAD:
         return CommandOutput()
+    if not isinstance(data, dict):
+        files.problem("command_output.json", "not a JSON object", raw=raw_text(data))
+        return CommandOutput()
+    command, problems = validate_parts(CommandOutput, data, "command_output.json", strict=True)
+    files.problems.extend(problems)
+    if command.exit_code is not None and command.exit_code not in _INT32:
+        files.problem(
+            "command_output.json",
+            "out of range: ignored",
+            field="exit_code",
+            raw=str(command.exit_code),
+        )
+        command = command.model_copy(update={"exit_code": None})
+    return command
+
+
+def _read_diff(files: TrialFiles) -> str:
+    raw = files.read(files.trial, "workspace.diff")
+    if raw is None:
+        return ""
     try:
-        command = CommandOutput.model_validate_json(_json_text(raw, max_depth), strict=True)
-    except ArtifactError as exc:
-        reason = str(exc)
-    except ValidationError as exc:
-        reason = describe_validation_error(exc)
-    else:
-        if command.exit_code is not None and command.exit_code not in _INT32:
-            reading.errors.append("command_output.json: exit_code out of range, ignored")
-            command = command.model_copy(update={"exit_code": None})
-        return command
-    reading.errors.append(f"command_output.json: {reason}")
-    reading.raw["command_output.json"] = lenient_text(raw)
-    return CommandOutput()
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        files.problem("workspace.diff", "not UTF-8 text: undecodable bytes shown as �")
+        return lenient_text(raw)

@@ -39,6 +39,7 @@ from rewards.ingest.files import (
     lenient_text,
     loads_json,
 )
+from rewards.ingest.parts import TrialFiles, validate_parts
 from rewards.schemas import (
     JobRecord,
     ResultRecord,
@@ -151,46 +152,6 @@ class HarborJobResult(_Lenient):
     stats: dict[str, Any] | None = None
 
 
-MAX_DROPS = 100
-
-
-def validate_leniently[M: BaseModel](model: type[M], data: dict[str, Any]) -> tuple[M, list[str]]:
-    """`model` from Harbor's data, dropping (and naming) each value of the wrong type.
-
-    Every field is optional, so a bad value is replaced by None (a bad list element by an
-    empty object) and validation tried again: one bad token count costs that count, not the
-    trial. `data` is the caller's freshly parsed JSON and is changed in place.
-    """
-    problems: list[str] = []
-    for _ in range(MAX_DROPS):
-        try:
-            return model.model_validate(data), problems
-        except ValidationError as exc:
-            errors = exc.errors(include_url=False, include_input=False)
-        for error in errors:
-            where = ".".join(str(part) for part in error["loc"])
-            problems.append(f"{where} ignored ({error['msg']})")
-            _drop(data, error["loc"])
-    return model.model_validate({}), [*problems, "too many bad values: everything ignored"]
-
-
-def _drop(data: dict[str, Any], loc: tuple[int | str, ...]) -> None:
-    container: Any = data
-    for part in loc[:-1]:
-        try:
-            container = container[part]
-        except (KeyError, IndexError, TypeError):
-            data[str(loc[0])] = None
-            return
-    last = loc[-1]
-    if isinstance(container, list) and isinstance(last, int) and 0 <= last < len(container):
-        container[last] = {}
-    elif isinstance(container, dict) and last in container:
-        container[last] = None
-    else:
-        data[str(loc[0])] = None
-
-
 def is_trial_result(data: Any) -> bool:
     return isinstance(data, dict) and ("trial_name" in data or "task_name" in data)
 
@@ -217,10 +178,14 @@ def read_job(
     if result_data is None and read_result and folder.has("result.json"):
         result_data = _read_json_or_report(folder, "result.json", problems)
     if isinstance(result_data, dict):
-        job, dropped = validate_leniently(HarborJobResult, result_data)
+        job, dropped = validate_parts(HarborJobResult, result_data, "result.json", leaf=True)
         for problem in dropped:
             problems.append(
-                Problem("unreadable", folder.root.display(folder.rel_to("result.json")), problem)
+                Problem(
+                    "unreadable",
+                    folder.root.display(folder.rel_to("result.json")),
+                    f"{problem.field} ignored ({problem.message})",
+                )
             )
         fields["started_at"] = job.started_at
         fields["finished_at"] = job.finished_at
@@ -299,53 +264,6 @@ def _read_json_or_report(folder: Folder, name: str, problems: list[Problem]) -> 
 
 
 # --- the trial --------------------------------------------------------------------------------
-class _Collected:
-    """What one trial's files gave: errors, the files that define the result, raw texts."""
-
-    def __init__(self, trial: Folder) -> None:
-        self.trial = trial
-        self.errors: list[str] = []
-        self.defining: list[tuple[str, bytes]] = []
-        self.raw: dict[str, str] = {}
-
-    def read(self, folder: Folder, name: str, *, tail: bool = False) -> bytes | None:
-        """Read a file of the trial; an unreadable one becomes an error naming it."""
-        if not folder.has(name):
-            return None
-        try:
-            return folder.read(name, tail=tail)
-        except ArtifactError as exc:
-            self.errors.append(f"{self.inside(folder, name)}: {exc}")
-            return None
-
-    def json(self, folder: Folder, name: str, data: bytes | None) -> Any:
-        if data is None:
-            return None
-        try:
-            return loads_json(data, folder.root.limits.max_depth)
-        except ArtifactError as exc:
-            self.errors.append(f"{self.inside(folder, name)}: {exc}")
-            return None
-
-    def child(self, folder: Folder, name: str) -> Folder | None:
-        try:
-            return folder.child(name)
-        except ArtifactError as exc:
-            self.errors.append(f"{self.inside(folder, name)}: {exc}")
-            return None
-
-    def keep(self, folder: Folder, name: str, data: bytes) -> None:
-        """A file that defines the result: hashed into the digest and kept verbatim."""
-        rel = self.inside(folder, name)
-        self.defining.append((rel, data))
-        self.raw[rel] = lenient_text(data)
-
-    def inside(self, folder: Folder, name: str) -> str:
-        rel = folder.rel_to(name)
-        prefix = self.trial.rel
-        return rel[len(prefix) + 1 :] if prefix and rel.startswith(prefix + "/") else rel
-
-
 class _VerifierFiles:
     def __init__(self) -> None:
         self.reward_json: bytes | None = None
@@ -359,12 +277,12 @@ class _VerifierFiles:
         return self.reward_json is not None or self.reward_txt is not None
 
 
-def _read_verifier(got: _Collected, folder: Folder | None) -> _VerifierFiles:
+def _read_verifier(got: TrialFiles, folder: Folder | None) -> _VerifierFiles:
     files = _VerifierFiles()
     if folder is None:
         return files
     for name in ("reward.json", "reward.txt"):
-        data = got.read(folder, name)
+        data = got.read(folder, name, defines_result=True)
         if data is not None:
             got.keep(folder, name, data)
             setattr(files, name.replace(".", "_"), data)
@@ -381,7 +299,7 @@ def _read_verifier(got: _Collected, folder: Folder | None) -> _VerifierFiles:
             files.details = parsed
     files.ctrf = got.json(folder, "ctrf.json", got.read(folder, "ctrf.json"))
     if files.ctrf is not None and not isinstance(files.ctrf, dict):
-        got.errors.append(f"{got.inside(folder, 'ctrf.json')}: not a JSON object")
+        got.problem(got.inside(folder, "ctrf.json"), "not a JSON object: ignored")
         files.ctrf = None
     # A log: its end matters, so a long one is kept truncated rather than refused.
     stdout = got.read(folder, "test-stdout.txt", tail=True)
@@ -432,11 +350,11 @@ def _clip(value: str | None, limit: int = SHORT) -> str:
     return (value or "")[:limit]
 
 
-def _count(value: int | None, errors: list[str], what: str) -> int | None:
+def _count(value: int | None, got: TrialFiles, what: str) -> int | None:
     if value is None:
         return None
     if not 0 <= value <= MAX_BIGINT:
-        errors.append(f"result.json: {what} {value} is out of range, ignored")
+        got.problem("result.json", "out of range: ignored", field=what, raw=str(value))
         return None
     return value
 
@@ -494,7 +412,7 @@ def _agent_name(result: HarborTrialResult) -> str:
     return _clip(name) if isinstance(name, str) else ""
 
 
-def _tokens(result: HarborTrialResult, errors: list[str]) -> dict[str, Any]:
+def _tokens(result: HarborTrialResult, got: TrialFiles) -> dict[str, Any]:
     """Token counts and cost; a multi-step trial's are the sum over its steps."""
     blocks = [result.agent_result] if result.agent_result else []
     if not blocks:
@@ -504,10 +422,15 @@ def _tokens(result: HarborTrialResult, errors: list[str]) -> dict[str, Any]:
         values = [getattr(b, name) for b in blocks if getattr(b, name) is not None]
         totals[name] = sum(values) if values else None
     for name in ("n_input_tokens", "n_cache_tokens", "n_output_tokens"):
-        totals[name] = _count(totals[name], errors, name)
+        totals[name] = _count(totals[name], got, name)
     cost = totals["cost_usd"]
     if cost is not None and not (math.isfinite(cost) and cost >= 0):
-        errors.append("result.json: cost_usd is not a finite, non-negative number, ignored")
+        got.problem(
+            "result.json",
+            "not a finite, non-negative number: ignored",
+            field="cost_usd",
+            raw=str(cost),
+        )
         totals["cost_usd"] = None
     return totals
 
@@ -515,7 +438,7 @@ def _tokens(result: HarborTrialResult, errors: list[str]) -> dict[str, Any]:
 EXCEPTION_LINE = re.compile(r"^([A-Za-z_][\w.]*)(?::|$)")
 
 
-def _exception(result: HarborTrialResult, got: _Collected) -> tuple[str, str, str, datetime | None]:
+def _exception(result: HarborTrialResult, got: TrialFiles) -> tuple[str, str, str, datetime | None]:
     """(type, message, traceback, occurred_at): result.json's, a step's, or exception.txt."""
     info = result.exception_info
     if info is None:
@@ -629,10 +552,10 @@ def read_trial(
             folder.root.display(folder.rel_to("result.json")),
             "not a Harbor trial result (no trial_name or task_name)",
         )
-    result, dropped = validate_leniently(HarborTrialResult, data)
+    result, dropped = validate_parts(HarborTrialResult, data, "result.json", leaf=True)
 
-    got = _Collected(folder)
-    got.errors.extend(f"result.json: {p}" for p in dropped)
+    got = TrialFiles(folder)
+    got.problems.extend(dropped)
     got.defining.append(("result.json", raw))
     trial_name = result.trial_name or folder.name
 
@@ -675,7 +598,7 @@ def read_trial(
         per_step = {n: f.details for n, f in step_files.items() if f.details is not None}
         breakdown = per_step or None
     if breakdown is not None and not isinstance(breakdown, dict):
-        got.errors.append("reward details: not a JSON object, kept raw only")
+        got.problem("reward details", "not a JSON object: kept raw only")
         breakdown = None
 
     agent = got.child(folder, "agent")
@@ -689,7 +612,7 @@ def read_trial(
             else {"multi_step": [{"step_name": n, "trajectory": t} for n, t in step_trajectories]}
         )
     if trajectory is not None and not isinstance(trajectory, dict | list):
-        got.errors.append("agent/trajectory.json: not an ATIF document, ignored")
+        got.problem("agent/trajectory.json", "not an ATIF document: ignored")
         trajectory = None
 
     ctrf = verifier.ctrf
@@ -707,7 +630,7 @@ def read_trial(
     timings = _timings(result)
     if occurred_at is not None:
         timings["exception_occurred_at"] = occurred_at.isoformat()
-    tokens = _tokens(result, got.errors)
+    tokens = _tokens(result, got)
 
     try:
         return TrialBundle(
@@ -737,6 +660,7 @@ def read_trial(
                 verifier_stdout=stdout,
                 ctrf=ctrf,
                 source_path=folder.path,
+                ingest_problems=got.problems,
                 **tokens,
             ),
             results=[

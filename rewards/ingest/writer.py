@@ -20,6 +20,7 @@ from typing import Any, Literal
 from django.db import DatabaseError, models, transaction
 from django.dispatch import Signal
 from django.utils import timezone
+from pydantic import BaseModel
 
 from rewards import rules, schemas
 from rewards.models import (
@@ -128,15 +129,20 @@ DETAIL_FIELDS = (
     "exception_traceback",
     "verifier_stdout",
     "ctrf",
+    "ingest_problems",
 )
 
 
+def _column_value(value: Any) -> Any:
+    if isinstance(value, datetime):
+        return _aware(value)
+    if isinstance(value, list) and value and isinstance(value[0], BaseModel):
+        return [item.model_dump(mode="json") for item in value]
+    return value
+
+
 def _values(record: Any, names: Iterable[str]) -> dict[str, Any]:
-    values = {name: getattr(record, name) for name in names}
-    return {
-        name: _aware(value) if isinstance(value, datetime) else value
-        for name, value in values.items()
-    }
+    return {name: _column_value(getattr(record, name)) for name in names}
 
 
 # --- NUL characters -------------------------------------------------------------------------
@@ -396,7 +402,7 @@ class BundleWriter:
             name=record.name,
             uid=record.uid,
             content_digest=digest,
-            **_values(record, TRIAL_FIELDS),
+            **trial_columns_of(bundle),
         )
         trial.apply_summary(summary_of(bundle, bundle.current_result))
         return trial
@@ -413,7 +419,7 @@ class BundleWriter:
 
     def _update(self, trial: Trial, bundle: TrialBundle, task: Task, digest: str) -> None:
         """Changed artifacts: a new current result beside the old ones, the rest replaced."""
-        for name, value in _values(bundle.trial, TRIAL_FIELDS).items():
+        for name, value in trial_columns_of(bundle).items():
             setattr(trial, name, value)
         trial.task = task
         trial.content_digest = digest
@@ -451,6 +457,7 @@ class BundleWriter:
         trial.save(
             update_fields=[
                 *TRIAL_FIELDS,
+                "problem_count",
                 "task",
                 "content_digest",
                 *summary_fields,
@@ -476,7 +483,10 @@ def _refresh_job(job: Job, record: schemas.JobRecord) -> None:
 
 def trial_columns_of(bundle: TrialBundle) -> dict[str, Any]:
     """The trial row's own columns from a bundle (summary columns aside)."""
-    return _values(bundle.trial, TRIAL_FIELDS)
+    return {
+        **_values(bundle.trial, TRIAL_FIELDS),
+        "problem_count": len(bundle.trial.ingest_problems),
+    }
 
 
 def child_rows(
@@ -594,7 +604,6 @@ _CONSTRAINT_REASONS = {
     "result_unique_digest_per_trial": "two of its results have the same artifact digest",
     "scorer_score_in_unit_range": "a scorer's score is outside [0, 1]",
     "scorer_verdict_valid": "a scorer's verdict is not PASS, FAIL or N/A",
-    "scorer_type_valid": "a scorer's type is not in the catalog",
     "scorer_unique_position": "two scorers share a position",
     "judge_verdict_valid": "a judge verdict is not PASS, FAIL or UNPARSEABLE",
     "judge_rubric_complete_unless_unparseable": "a PASS or FAIL judge verdict lacks a rubric score",

@@ -4,7 +4,8 @@ Each PATH is detected by shape (`rewards.ingest.discover`): a Harbor jobs, job o
 folder, a verifier-contract trial directory or a folder of them, or a `.jsonl` bundle file.
 Readers turn what they find into `TrialBundle`s, which `BundleWriter` stores in batches
 (atomic per trial, idempotent). The run ends with a summary: ingested, unchanged, updated,
-invalid (one line per trial, with the reason) and unreadable (one line per path, with why).
+invalid (one line per trial, with the reason) and unreadable (one line per path, with why),
+then the trials stored with ingestion problems (parts kept raw; first few named).
 
 Bad input never stops the run; the exit status is non-zero only when a PATH gave nothing at
 all (it does not exist, cannot be listed, or holds no trial that could be read).
@@ -35,6 +36,9 @@ log = logging.getLogger(__name__)
 
 STATUSES = ("ingested", "unchanged", "updated", "invalid", "unreadable")
 LINE_LIMIT = 500
+# Trials stored with ingestion problems named one per line; the rest are counted (the
+# explorer's "Has ingestion problems" filter lists them all).
+PROBLEM_LINES = 20
 # Characters a terminal would act on (C0/C1 controls, DEL) or that reorder text (bidi
 # controls): names and reasons come from agent-written files, so they are shown escaped.
 _BIDI = "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
@@ -57,11 +61,18 @@ class Summary:
     counts: Counter[str] = field(default_factory=Counter)
     invalid: list[tuple[str, str]] = field(default_factory=list)
     unreadable: list[tuple[str, str]] = field(default_factory=list)
+    with_problems: list[tuple[str, str]] = field(default_factory=list)
 
-    def outcome(self, outcome: WriteOutcome) -> None:
+    def outcome(self, outcome: WriteOutcome, bundle: TrialBundle) -> None:
         self.counts[outcome.status] += 1
         if outcome.status == "invalid":
             self.invalid.append((f"{outcome.job}/{outcome.trial}", outcome.reason))
+        elif outcome.status != "unchanged" and bundle.trial.ingest_problems:
+            first = bundle.trial.ingest_problems[0]
+            where = f"{first.file} {first.field}".strip()
+            more = len(bundle.trial.ingest_problems) - 1
+            reason = f"{where}: {first.message}" + (f" (and {more} more)" if more else "")
+            self.with_problems.append((f"{outcome.job}/{outcome.trial}", reason))
 
     def problem(self, problem: Problem) -> None:
         self.counts[problem.kind] += 1
@@ -75,6 +86,14 @@ class Summary:
             lines.append(f"invalid: {printable(name)}: {printable(reason)}")
         for name, reason in self.unreadable:
             lines.append(f"unreadable: {printable(name)}: {printable(reason)}")
+        for name, reason in self.with_problems[:PROBLEM_LINES]:
+            lines.append(f"stored with ingestion problems: {printable(name)}: {printable(reason)}")
+        hidden = len(self.with_problems) - PROBLEM_LINES
+        if hidden > 0:
+            lines.append(
+                f"stored with ingestion problems: {hidden} more trials "
+                "(the explorer's 'Has ingestion problems' filter lists them)"
+            )
         return lines
 
 
@@ -175,8 +194,8 @@ class Command(BaseCommand):
         if not bundles:
             return
         outcomes = self._writer.write_many(bundles)
-        for outcome in outcomes:
-            summary.outcome(outcome)
+        for outcome, bundle in zip(outcomes, bundles, strict=True):
+            summary.outcome(outcome, bundle)
 
 
 def _guarded(discovery: Discovery, path: str) -> Iterator[Item]:

@@ -1,0 +1,23 @@
+"""Settings for the test suite: the project's settings with the choices only tests make.
+
+pytest-django loads this module (pyproject.toml); nothing in config/ needs to know it is
+under test.
+"""
+
+from config.settings import *  # noqa: F403
+from config.settings import STORAGES
+
+# Fixtures create many users: a fast hash keeps the suite quick. Never for real passwords.
+PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+# The test client and the live server speak plain HTTP, and nothing has run collectstatic.
+SESSION_COOKIE_SECURE = False
+CSRF_COOKIE_SECURE = False
+SECURE_SSL_REDIRECT = False
+SECURE_HSTS_SECONDS = 0
+SECURE_HSTS_INCLUDE_SUBDOMAINS = False
+SECURE_HSTS_PRELOAD = False
+STORAGES = {
+    **STORAGES,
+    "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+}
