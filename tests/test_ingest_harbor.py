@@ -484,3 +484,25 @@ def test_job_config_lists_that_grow_with_the_job_are_kept_short(
     assert config["agents"] == [1, 2]
     assert config["tasks"]["omitted_list"]["length"] == 5000
     assert config["tasks"]["omitted_list"]["first"][0] == {"path": "tasks/t0"}
+
+
+def test_nested_reward_details_are_stored_verbatim(harbor_files: Path, tmp_path: Path) -> None:
+    """Newer Harbor releases nest groups of criteria in reward-details.json (RewardKit)."""
+    details = {
+        "correctness": {
+            "score": 0.5,
+            "criteria": [
+                {"name": "parses", "value": 1.0, "weight": 1},
+                {"name": "matches", "value": 0.0, "error": "judge timed out after 300s"},
+            ],
+        },
+        "style": {"criteria": [{"name": "lint", "value": 1.0}]},
+    }
+    folder = harbor_trial(tmp_path / "job", "t1", harbor_files)
+    write_files(folder, {"verifier/reward-details.json": details})
+
+    assert ingest(tmp_path / "job").error == ""
+
+    trial = Trial.objects.get()
+    assert current(trial).breakdown == details
+    assert trial.problem_count == 0
