@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from rewards import rules
+from rewards import formats, rules
 from rewards.rules import FAIL, NA, PASS, UNPARSEABLE, ScorerOutcome
 
 # --- reward.json -----------------------------------------------------------------------------
@@ -195,7 +195,7 @@ def test_output_not_in_its_declared_format_does_not_parse(fmt: str, raw: bytes) 
     ],
 )
 def test_undeclared_format_is_inferred_from_the_file_name(path: str, fmt: str) -> None:
-    assert rules.declared_format("", path) == fmt
+    assert formats.declared_format("", path) == fmt
 
 
 def test_inferred_format_is_what_the_output_must_parse_as() -> None:

@@ -44,6 +44,7 @@ from rewards.ingest.files import (
     decode_text,
     lenient_text,
     loads_json,
+    too_deep,
 )
 from rewards.ingest.harbor import as_utc
 from rewards.ingest.parts import TrialFiles, dotted, raw_text, validate_parts
@@ -298,7 +299,7 @@ def _read_reward(raw: bytes | None, max_depth: int) -> rules.RewardReading:
 
 
 def too_deep_bytes(raw: bytes, max_depth: int) -> bool:
-    return rules.too_deep(raw.decode("utf-8-sig", errors="replace"), max_depth)
+    return too_deep(raw.decode("utf-8-sig", errors="replace"), max_depth)
 
 
 def _read_details(files: TrialFiles, details_path: str, max_depth: int) -> Any:

@@ -28,7 +28,7 @@ from typing import Any, Literal
 
 from django.conf import settings
 
-from rewards.rules import ArtifactError, decode_text, loads_bounded, too_deep
+from rewards.formats import ArtifactError, decode_text, loads_bounded, too_deep
 
 __all__ = [
     "ArtifactError",
@@ -67,7 +67,7 @@ class Limits:
 
 # --- bounded JSON -----------------------------------------------------------------------------
 def loads_json(raw: bytes | str, max_depth: int) -> Any:
-    """`rules.loads_bounded` with the configured depth."""
+    """`formats.loads_bounded` with the configured depth."""
     return loads_bounded(raw, max_depth)
 
 

@@ -17,7 +17,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from pydantic import ValidationError
 
-from rewards import rubric, rules
+from rewards import formats, rubric
 from rewards.schemas import DetailsDimension
 
 # A details.json is a few KB; anything this large is not one, and reading it whole would
@@ -60,8 +60,8 @@ def read_details(path: Path) -> dict[str, DetailsDimension]:
     if len(raw) > MAX_DETAILS_BYTES:
         raise CommandError(f"{path}: larger than {MAX_DETAILS_BYTES // (1024 * 1024)} MB")
     try:
-        data = rules.loads_bounded(raw)
-    except rules.ArtifactError as exc:
+        data = formats.loads_bounded(raw)
+    except formats.ArtifactError as exc:
         raise CommandError(f"{path}: {exc}") from None
     if not isinstance(data, dict):
         raise CommandError(f"{path}: expected a JSON object of dimensions, got {_kind(data)}")
