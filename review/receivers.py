@@ -8,17 +8,15 @@ bundle adds nothing: an annotation with the same reviewer, time and judgment is 
 
 from __future__ import annotations
 
-from datetime import UTC
 from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.dispatch import receiver
-from django.utils import timezone
 
 from review.models import Annotation, refresh_human_summary
 from rewards.ingest.writer import BundleWriter, bundle_written
 from rewards.models import Trial
-from rewards.schemas import TrialBundle
+from rewards.schemas import TrialBundle, utc
 
 
 @receiver(bundle_written, sender=BundleWriter, dispatch_uid="review.store_bundle_annotations")
@@ -45,9 +43,7 @@ def store_bundle_annotations(
     )
     new = []
     for record in bundle.annotations:
-        created_at = record.timestamp
-        if timezone.is_naive(created_at):
-            created_at = timezone.make_aware(created_at, UTC)
+        created_at = utc(record.timestamp)
         key = (record.reviewer_id, created_at, record.judgment)
         if key in existing:
             continue

@@ -59,8 +59,9 @@ UnitFloat = Annotated[float, BeforeValidator(_number), AfterValidator(_unit)]
 Rating = Annotated[int, BeforeValidator(_integer), Field(ge=1, le=5)]
 
 
-def _utc(value: datetime) -> datetime:
-    """Naive datetimes (Harbor writes both kinds) are UTC; every datetime is stored in UTC.
+def utc(value: datetime) -> datetime:
+    """The one normaliser: naive datetimes (Harbor writes both kinds) are UTC, and every
+    datetime is stored in UTC.
 
     One spelling per instant also makes a bundle's JSON, and so its digest, canonical.
     """
@@ -72,7 +73,7 @@ def _utc(value: datetime) -> datetime:
         raise ValueError("the date is out of range once converted to UTC") from None
 
 
-UtcDatetime = Annotated[datetime, AfterValidator(_utc)]
+UtcDatetime = Annotated[datetime, AfterValidator(utc)]
 # Integers that land in 64- and 32-bit columns.
 BigInt = Annotated[int, Field(ge=-(2**63), le=2**63 - 1)]
 Int32 = Annotated[int, Field(ge=-(2**31), le=2**31 - 1)]

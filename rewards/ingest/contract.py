@@ -46,7 +46,6 @@ from rewards.ingest.files import (
     loads_json,
     too_deep,
 )
-from rewards.ingest.harbor import as_utc
 from rewards.ingest.parts import TrialFiles, dotted, raw_text, validate_parts
 from rewards.schemas import (
     CommandOutput,
@@ -219,8 +218,8 @@ def read_trial(folder: Folder, *, job: str | None, default_job: str) -> TrialBun
                 model_name=agent.model if agent else "",
                 model_provider=agent.provider if agent else "",
                 status=trial_file.status,
-                started_at=as_utc(trial_file.started_at),
-                finished_at=as_utc(trial_file.finished_at),
+                started_at=trial_file.started_at,
+                finished_at=trial_file.finished_at,
                 workspace_diff=diff,
                 command=command.command,
                 exit_code=command.exit_code,
@@ -408,9 +407,8 @@ def _read_judge(files: TrialFiles, max_depth: int) -> list[JudgeVerdict]:
     try:
         if too_deep_bytes(raw, max_depth):
             raise ArtifactError(f"JSON nested deeper than {max_depth} levels")
-        verdict = JudgeVerdict.model_validate_json(decode_text(raw), strict=True)
-        # Naive times are UTC here as in Harbor's files, whatever the server's time zone.
-        return [verdict.model_copy(update={"scored_at": as_utc(verdict.scored_at)})]
+        # Naive times are UTC (`schemas.UtcDatetime`), as in Harbor's files.
+        return [JudgeVerdict.model_validate_json(decode_text(raw), strict=True)]
     except ArtifactError as exc:
         reason = str(exc)
         files.problem("judge.json", reason)

@@ -20,17 +20,16 @@ import math
 import re
 import uuid
 from collections.abc import Mapping
-from datetime import UTC, datetime
-from typing import Annotated, Any
+from datetime import datetime
+from typing import Any
 
 from pydantic import (
-    AfterValidator,
     BaseModel,
     ConfigDict,
     ValidationError,
 )
 
-from rewards import rules
+from rewards import rules, schemas
 from rewards.ingest.files import (
     ArtifactError,
     Folder,
@@ -61,14 +60,8 @@ DETAILS_NAMES = ("reward-details.json", "details.json")
 
 
 # --- lenient models of Harbor's files -------------------------------------------------------
-def as_utc(value: datetime | None) -> datetime | None:
-    """Naive datetimes (Harbor writes some with `datetime.now()`) are taken as UTC."""
-    if value is not None and value.tzinfo is None:
-        return value.replace(tzinfo=UTC)
-    return value
-
-
-UtcDatetime = Annotated[datetime | None, AfterValidator(as_utc)]
+# Naive datetimes (Harbor writes some with `datetime.now()`) are taken as UTC.
+UtcDatetime = schemas.UtcDatetime | None
 
 
 class _Lenient(BaseModel):

@@ -33,7 +33,7 @@ from rewards.models import (
     Trial,
     TrialDetail,
 )
-from rewards.schemas import ResultRecord, TrialBundle
+from rewards.schemas import ResultRecord, TrialBundle, utc
 
 log = logging.getLogger(__name__)
 
@@ -61,16 +61,8 @@ class WriteOutcome:
 
 
 # --- canonical content ------------------------------------------------------------------
-def _aware(value: datetime) -> datetime:
-    """Naive datetimes (Harbor writes both kinds) read in the default time zone, as Django
-    stores them; comparing a naive with an aware datetime would raise TypeError."""
-    if timezone.is_naive(value):
-        return timezone.make_aware(value, timezone.get_default_timezone())
-    return value
-
-
 def _aware_or_none(value: datetime | None) -> datetime | None:
-    return _aware(value) if value is not None else None
+    return utc(value) if value is not None else None
 
 
 JOB_FIELDS = ("started_at", "finished_at", "config", "stats", "source_path")
@@ -135,7 +127,7 @@ DETAIL_FIELDS = (
 
 def _column_value(value: Any) -> Any:
     if isinstance(value, datetime):
-        return _aware(value)
+        return utc(value)
     if isinstance(value, list) and value and isinstance(value[0], BaseModel):
         return [item.model_dump(mode="json") for item in value]
     return value
@@ -220,7 +212,7 @@ def latest_judge(bundle: TrialBundle) -> schemas.JudgeVerdict | None:
     def order(pair: tuple[int, schemas.JudgeVerdict]) -> tuple[bool, datetime, int]:
         index, verdict = pair
         scored = verdict.scored_at
-        return (scored is not None, _aware(scored) if scored else _NEVER, index)
+        return (scored is not None, utc(scored) if scored else _NEVER, index)
 
     return max(enumerate(bundle.judge_verdicts), key=order)[1]
 
@@ -521,7 +513,7 @@ def _result_row(trial: Trial, record: ResultRecord, now: datetime) -> Evaluation
         artifact_digest=record.artifact_digest,
         raw_artifacts=record.raw_artifacts,
         is_current=record.is_current,
-        created_at=_aware(record.created_at) if record.created_at else now,
+        created_at=utc(record.created_at) if record.created_at else now,
     )
 
 
