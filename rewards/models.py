@@ -425,6 +425,12 @@ class ScorerResult(models.Model):
         return self.verdict == Verdict.FAIL and not self.is_advisory
 
 
+# The verdict shown is the latest scored one; an unscored verdict counts as the oldest.
+# nulls_last is explicit because PostgreSQL puts NULLs first in a descending sort and SQLite
+# last; the writer's in-memory `latest_judge` follows the same order.
+LATEST_VERDICT_FIRST = (F("scored_at").desc(nulls_last=True), F("id").desc())
+
+
 class JudgeVerdict(models.Model):
     class Outcome(models.TextChoices):
         PASS = "PASS", "PASS"
@@ -450,13 +456,10 @@ class JudgeVerdict(models.Model):
     )
     raw_response = models.TextField(blank=True)
 
-    # The verdict shown is the latest scored one; an unscored verdict counts as the oldest.
-    # nulls_last is explicit because PostgreSQL puts NULLs first in a descending sort and
-    # SQLite last; the writer's in-memory `latest_judge` follows the same order.
-    LATEST_FIRST = (F("scored_at").desc(nulls_last=True), F("id").desc())
+    LATEST_FIRST = LATEST_VERDICT_FIRST
 
     class Meta:
-        ordering = [F("scored_at").desc(nulls_last=True), F("id").desc()]
+        ordering = list(LATEST_VERDICT_FIRST)
         constraints = [
             models.CheckConstraint(
                 condition=Q(verdict__in=["PASS", "FAIL", "UNPARSEABLE"]),

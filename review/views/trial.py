@@ -8,7 +8,6 @@ from typing import Any
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
-from django.db.models import F
 from django.http import HttpResponse, HttpResponseRedirect, QueryDict
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
@@ -240,13 +239,7 @@ def _page_context(
     )
     current = next((r for r in results if r.is_current), None)
     scorers = list(ScorerResult.objects.filter(trial=trial).order_by("position"))
-    verdicts = list(
-        JudgeVerdict.objects.filter(trial=trial).order_by(
-            # The latest scored verdict is shown; an unscored one counts as the oldest.
-            F("scored_at").desc(nulls_last=True),
-            F("id").desc(),
-        )
-    )
+    verdicts = list(JudgeVerdict.objects.filter(trial=trial).order_by(*JudgeVerdict.LATEST_FIRST))
     judge = verdicts[0] if verdicts else None
     tabs = _tab_context(trial, state, nav)
     return {
