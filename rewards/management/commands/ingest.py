@@ -57,7 +57,7 @@ def printable(text: str, limit: int = LINE_LIMIT) -> str:
 
 
 @dataclass
-class Summary:
+class IngestReport:
     counts: Counter[str] = field(default_factory=Counter)
     invalid: list[tuple[str, str]] = field(default_factory=list)
     unreadable: list[tuple[str, str]] = field(default_factory=list)
@@ -128,7 +128,7 @@ class Command(BaseCommand):
         job: str | None = options["job"] or None
         batch_size = max(1, int(options["batch_size"]))
         workers = options["workers"]
-        summary = Summary()
+        summary = IngestReport()
         self._writer = BundleWriter(batch_size=batch_size)
         self._names: dict[tuple[str, str], UUID] = {}
         reader = ItemReader(job, default_workers() if workers is None else max(0, workers))
@@ -190,7 +190,7 @@ class Command(BaseCommand):
             "another trial in this run has the same job and name",
         )
 
-    def _write(self, bundles: Sequence[TrialBundle], summary: Summary) -> None:
+    def _write(self, bundles: Sequence[TrialBundle], summary: IngestReport) -> None:
         if not bundles:
             return
         outcomes = self._writer.write_many(bundles)
