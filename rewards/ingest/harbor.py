@@ -40,6 +40,7 @@ from rewards.ingest.files import (
 )
 from rewards.ingest.parts import TrialFiles, validate_parts
 from rewards.schemas import (
+    IngestProblem,
     JobRecord,
     ResultRecord,
     TaskRecord,
@@ -522,102 +523,22 @@ def read_trial(
     Discovery may already have read (and parsed) result.json to tell a trial from a job;
     it passes the bytes (and data) on so the file is neither read nor parsed twice.
     """
-    where = folder.display
-    try:
-        raw = result_raw if result_raw is not None else folder.read("result.json")
-    except ArtifactError as exc:
-        return Problem("unreadable", folder.root.display(folder.rel_to("result.json")), str(exc))
-    if raw is None:
-        reason = (
-            folder.listing_error or "no result.json: not a Harbor trial, or it has not finished"
-        )
-        return Problem("unreadable", where, reason)
-    data = result_data if result_raw is not None else None
-    if data is None:
-        try:
-            data = loads_json(raw, folder.root.limits.max_depth)
-        except ArtifactError as exc:
-            where_json = folder.root.display(folder.rel_to("result.json"))
-            return Problem("unreadable", where_json, str(exc))
-    if not is_trial_result(data):
-        return Problem(
-            "unreadable",
-            folder.root.display(folder.rel_to("result.json")),
-            "not a Harbor trial result (no trial_name or task_name)",
-        )
-    result, dropped = validate_parts(HarborTrialResult, data, "result.json", leaf=True)
-
+    read = _read_result(folder, result_raw, result_data)
+    if isinstance(read, Problem):
+        return read
+    raw, result, dropped = read
     got = TrialFiles(folder)
     got.problems.extend(dropped)
     got.defining.append(("result.json", raw))
     trial_name = result.trial_name or folder.name
-
     if result.config is None and folder.has("config.json"):
         config = got.json(folder, "config.json", got.read(folder, "config.json"))
         result.config = config if isinstance(config, dict) else None
 
     verifier = _read_verifier(got, got.child(folder, "verifier"))
-    steps_folder = got.child(folder, "steps")
-    step_files: dict[str, _VerifierFiles] = {}
-    step_trajectories: list[tuple[str, Any]] = []
-    if steps_folder is not None:
-        for step_name in _step_order(result, steps_folder.subfolder_names()):
-            step = got.child(steps_folder, step_name)
-            if step is None:
-                continue
-            step_files[step_name] = _read_verifier(got, got.child(step, "verifier"))
-            step_agent = got.child(step, "agent")
-            if step_agent is not None and step_agent.has("trajectory.json"):
-                step_trajectories.append(
-                    (
-                        step_name,
-                        got.json(
-                            step_agent,
-                            "trajectory.json",
-                            got.read(step_agent, "trajectory.json"),
-                        ),
-                    )
-                )
-
-    # Which reward files speak when Harbor recorded no verifier result: the trial's own,
-    # else the last step's that wrote one.
-    fallback: _VerifierFiles | None = verifier
-    if not verifier.has_reward_file:
-        fallback = next((f for f in reversed(step_files.values()) if f.has_reward_file), None)
-    reading = _headline(result, fallback)
-
-    breakdown: Any = verifier.details
-    if breakdown is None and step_files:
-        per_step = {n: f.details for n, f in step_files.items() if f.details is not None}
-        breakdown = per_step or None
-    if breakdown is not None and not isinstance(breakdown, dict):
-        got.problem("reward details", "not a JSON object: kept raw only")
-        breakdown = None
-
-    agent = got.child(folder, "agent")
-    trajectory: Any = None
-    if agent is not None:
-        trajectory = got.json(agent, "trajectory.json", got.read(agent, "trajectory.json"))
-    if trajectory is None and step_trajectories:
-        trajectory = (
-            step_trajectories[0][1]
-            if len(step_trajectories) == 1
-            else {"multi_step": [{"step_name": n, "trajectory": t} for n, t in step_trajectories]}
-        )
-    if trajectory is not None and not isinstance(trajectory, dict | list):
-        got.problem("agent/trajectory.json", "not an ATIF document: ignored")
-        trajectory = None
-
-    ctrf = verifier.ctrf
-    stdout = verifier.stdout
-    if step_files:
-        if ctrf is None:
-            ctrf = next((f.ctrf for f in reversed(step_files.values()) if f.ctrf), None)
-        if not stdout:
-            stdout = "\n".join(
-                f"== step {n} ==\n{f.stdout}" for n, f in step_files.items() if f.stdout
-            )
-
+    steps = _read_steps(got, result)
+    reading = _headline(result, _reward_files(verifier, steps))
+    trajectory = _trajectory(got, steps)
     exception_type, exception_message, traceback, occurred_at = _exception(result, got)
     model_name, model_provider = _model(result)
     timings = _timings(result)
@@ -650,8 +571,8 @@ def read_trial(
                 config=result.config or {},
                 trajectory=trajectory,
                 final_response=_final_response(trajectory),
-                verifier_stdout=stdout,
-                ctrf=ctrf,
+                verifier_stdout=_verifier_stdout(verifier, steps),
+                ctrf=_ctrf(verifier, steps),
                 source_path=folder.path,
                 ingest_problems=got.problems,
                 **tokens,
@@ -667,7 +588,7 @@ def read_trial(
                         verifier_completed=reading.verifier_completed,
                         errors=[*reading.errors, *got.errors],
                     ),
-                    breakdown=breakdown,
+                    breakdown=_breakdown(got, verifier, steps),
                     artifact_digest=artifact_digest(got.defining),
                     raw_artifacts=got.raw,
                 )
@@ -675,6 +596,113 @@ def read_trial(
         )
     except ValidationError as exc:
         return Problem("invalid", f"{job.name}/{trial_name}", describe_validation_error(exc))
+
+
+def _read_result(
+    folder: Folder, result_raw: bytes | None, result_data: Any
+) -> tuple[bytes, HarborTrialResult, list[IngestProblem]] | Problem:
+    """result.json: the one file a Harbor trial cannot do without (it holds the reward)."""
+    where = folder.root.display(folder.rel_to("result.json"))
+    try:
+        raw = result_raw if result_raw is not None else folder.read("result.json")
+    except ArtifactError as exc:
+        return Problem("unreadable", where, str(exc))
+    if raw is None:
+        reason = (
+            folder.listing_error or "no result.json: not a Harbor trial, or it has not finished"
+        )
+        return Problem("unreadable", folder.display, reason)
+    data = result_data if result_raw is not None else None
+    if data is None:
+        try:
+            data = loads_json(raw, folder.root.limits.max_depth)
+        except ArtifactError as exc:
+            return Problem("unreadable", where, str(exc))
+    if not is_trial_result(data):
+        return Problem(
+            "unreadable", where, "not a Harbor trial result (no trial_name or task_name)"
+        )
+    result, dropped = validate_parts(HarborTrialResult, data, "result.json", leaf=True)
+    return raw, result, dropped
+
+
+class _Step:
+    """A multi-step trial's `steps/<name>/`: its verifier files and its trajectory."""
+
+    def __init__(self, name: str, verifier: _VerifierFiles, trajectory: Any = None) -> None:
+        self.name = name
+        self.verifier = verifier
+        self.trajectory = trajectory
+
+
+def _read_steps(got: TrialFiles, result: HarborTrialResult) -> list[_Step]:
+    steps_folder = got.child(got.trial, "steps")
+    if steps_folder is None:
+        return []
+    steps = []
+    for step_name in _step_order(result, steps_folder.subfolder_names()):
+        step = got.child(steps_folder, step_name)
+        if step is None:
+            continue
+        read = _Step(step_name, _read_verifier(got, got.child(step, "verifier")))
+        agent = got.child(step, "agent")
+        if agent is not None and agent.has("trajectory.json"):
+            read.trajectory = got.json(agent, "trajectory.json", got.read(agent, "trajectory.json"))
+        steps.append(read)
+    return steps
+
+
+def _reward_files(verifier: _VerifierFiles, steps: list[_Step]) -> _VerifierFiles | None:
+    """Which reward files speak when Harbor recorded no verifier result: the trial's own,
+    else the last step's that wrote one."""
+    if verifier.has_reward_file:
+        return verifier
+    return next((s.verifier for s in reversed(steps) if s.verifier.has_reward_file), None)
+
+
+def _breakdown(got: TrialFiles, verifier: _VerifierFiles, steps: list[_Step]) -> Any:
+    """The reward details as written: the trial's own, else each step's under its name."""
+    breakdown: Any = verifier.details
+    if breakdown is None and steps:
+        per_step = {s.name: s.verifier.details for s in steps if s.verifier.details is not None}
+        breakdown = per_step or None
+    if breakdown is not None and not isinstance(breakdown, dict):
+        got.problem("reward details", "not a JSON object: kept raw only")
+        return None
+    return breakdown
+
+
+def _trajectory(got: TrialFiles, steps: list[_Step]) -> Any:
+    """agent/trajectory.json (ATIF); a multi-step trial's are its steps', in order."""
+    agent = got.child(got.trial, "agent")
+    trajectory: Any = None
+    if agent is not None:
+        trajectory = got.json(agent, "trajectory.json", got.read(agent, "trajectory.json"))
+    stepped = [(s.name, s.trajectory) for s in steps if s.trajectory is not None]
+    if trajectory is None and stepped:
+        trajectory = (
+            stepped[0][1]
+            if len(stepped) == 1
+            else {"multi_step": [{"step_name": n, "trajectory": t} for n, t in stepped]}
+        )
+    if trajectory is not None and not isinstance(trajectory, dict | list):
+        got.problem("agent/trajectory.json", "not an ATIF document: ignored")
+        return None
+    return trajectory
+
+
+def _ctrf(verifier: _VerifierFiles, steps: list[_Step]) -> Any:
+    if verifier.ctrf is not None:
+        return verifier.ctrf
+    return next((s.verifier.ctrf for s in reversed(steps) if s.verifier.ctrf), None)
+
+
+def _verifier_stdout(verifier: _VerifierFiles, steps: list[_Step]) -> str:
+    if verifier.stdout:
+        return verifier.stdout
+    return "\n".join(
+        f"== step {s.name} ==\n{s.verifier.stdout}" for s in steps if s.verifier.stdout
+    )
 
 
 def _config_task_source(result: HarborTrialResult) -> str:
