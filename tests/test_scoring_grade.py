@@ -11,6 +11,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from rewards.models import JudgeVerdict, ScorerResult, Task, Trial, TrialDetail
+from rewards.scoring import scenarios
 from rewards.scoring.grading import rejudge, stored_judge_input
 from rewards.scoring.judge import JudgeSettings
 from tests.ingest_helpers import write_files
@@ -209,3 +210,58 @@ def test_rejudge_adds_a_verdict_and_refreshes_the_trial(
         "| graded tests | tests_unmodified | required | FAIL |"
         in (judge_server.requests[1]["messages"][1]["content"])
     )
+
+
+# --- scenarios frozen at seed time ------------------------------------------------------------
+def test_a_new_task_freezes_the_scenarios_current_version(
+    workspace: tuple[Path, str], tmp_path: Path
+) -> None:
+    root, base = workspace
+    first = scenarios.create_scenario("python-fix", SCORERS[:2], author="admin")
+    out = grade(
+        trial_dir(tmp_path, "t-1"),
+        "--workspace",
+        root,
+        "--baseline",
+        base,
+        "--no-judge",
+        "--scenario",
+        "python-fix",
+    )
+    assert "scorers (scenario python-fix v1): OVERALL FAIL" in out
+    task = Task.objects.get(name="fix-add")
+    assert task.scenario_version == first
+    assert task.scorer_specs == SCORERS[:2]
+
+    # A later edit makes version 2; the seeded task keeps grading with version 1.
+    second = scenarios.save_version(first.scenario, [{"name": "secrets", "type": "forbid_secrets"}])
+    assert second.number == 2
+    out = grade(
+        trial_dir(tmp_path, "t-2"),
+        "--workspace",
+        root,
+        "--baseline",
+        base,
+        "--no-judge",
+        "--scenario",
+        "python-fix",
+    )
+    assert "scorers (task fix-add as seeded from scenario python-fix v1): OVERALL FAIL" in out
+    assert list(Trial.objects.get(name="t-2").scorers.values_list("name", flat=True)) == [
+        "tests",
+        "graded tests",
+    ]
+    task.refresh_from_db()
+    assert (task.scenario_version, task.scorer_specs) == (first, SCORERS[:2])
+    first.refresh_from_db()
+    assert first.scorer_specs == SCORERS[:2]
+
+
+def test_a_scenario_must_exist_and_not_clash_with_trial_json(tmp_path: Path) -> None:
+
+    with pytest.raises(CommandError, match="no scenario is named 'nope'"):
+        grade(trial_dir(tmp_path), "--no-judge", "--scenario", "nope")
+    scenarios.create_scenario("python-fix", SCORERS[:1])
+    with pytest.raises(CommandError, match=r"trial\.json names its own scorers"):
+        grade(trial_dir(tmp_path, "t-9", scorers=SCORERS), "--no-judge", "--scenario", "python-fix")
+    assert not Trial.objects.exists()

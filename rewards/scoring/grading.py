@@ -23,8 +23,8 @@ from rewards import schemas
 from rewards.ingest import contract
 from rewards.ingest.files import Problem, Root
 from rewards.ingest.writer import BundleWriter, WriteOutcome
-from rewards.models import JudgeVerdict, ScorerResult, Task, Trial, TrialDetail
-from rewards.scoring import config, engine
+from rewards.models import JudgeVerdict, ScenarioVersion, ScorerResult, Task, Trial, TrialDetail
+from rewards.scoring import config, engine, scenarios
 from rewards.scoring.judge import ExpectedOutcome, JudgeInput, JudgeSettings, ask_judge
 from rewards.scoring.workspace import Changes, read_changes
 
@@ -53,18 +53,43 @@ def _read(trial_dir: Path, job: str | None) -> schemas.TrialBundle:
 
 
 def seeded_task(record: schemas.TaskRecord) -> Task | None:
-    return Task.objects.filter(
-        source=record.source, name=record.name, checksum=record.checksum
-    ).first()
+    return (
+        Task.objects.filter(source=record.source, name=record.name, checksum=record.checksum)
+        .select_related("scenario_version__scenario")
+        .first()
+    )
 
 
-def frozen_specs(bundle: schemas.TrialBundle) -> tuple[list[dict[str, Any]], str]:
-    """Seed 003, "Scorers freeze at seed time": a task already stored keeps its own scorers;
-    a new task is seeded with the scorers its trial.json names."""
+@dataclass(frozen=True)
+class Specs:
+    raw: list[dict[str, Any]]
+    source: str  # where they come from, for messages
+    seeds_from: ScenarioVersion | None = None  # a new task seeded from this scenario version
+
+
+def frozen_specs(bundle: schemas.TrialBundle, scenario: str | None = None) -> Specs:
+    """Seed 003, "Scorers freeze at seed time": a task already stored keeps the scorers it
+    was seeded with, whatever the scenario says now; a new task is seeded from the named
+    scenario's current version, or with the scorers its trial.json names."""
     task = seeded_task(bundle.task)
     if task is not None:
-        return list(task.scorer_specs), f"task {task.name} as seeded"
-    return list(bundle.task.scorer_specs), "trial.json"
+        version = task.scenario_version
+        label = f"task {task.name} as seeded" + (
+            f" from scenario {version.scenario.name} v{version.number}" if version else ""
+        )
+        return Specs(list(task.scorer_specs), label)
+    if scenario is None:
+        return Specs(list(bundle.task.scorer_specs), "trial.json")
+    if bundle.task.scorer_specs:
+        raise GradeError(
+            "trial.json names its own scorers and --scenario names a scenario: keep one"
+        )
+    current = scenarios.current_version(scenario)
+    if current is None:
+        raise GradeError(f"no scenario is named {scenario!r}")
+    return Specs(
+        scenarios.snapshot(current), f"scenario {scenario} v{current.number}", seeds_from=current
+    )
 
 
 def judge_input(
@@ -118,6 +143,7 @@ def grade_trial_dir(
     judge: JudgeSettings | None = None,
     expected_outcome: ExpectedOutcome = "completion",
     job: str | None = None,
+    scenario: str | None = None,
 ) -> GradeReport:
     """Score (when there is a workspace), judge (when configured), then ingest the trial."""
     directory = Path(trial_dir)
@@ -126,13 +152,15 @@ def grade_trial_dir(
     if (workspace is None) != (baseline is None):
         raise GradeError("--workspace and --baseline go together")
     bundle = _read(directory, job)
-    raw_specs, specs_from = frozen_specs(bundle)
-    try:
-        specs = config.parse_scorers(raw_specs)
-    except config.ScenarioError as exc:
-        raise GradeError(f"the scorers of {specs_from} cannot run: {exc}") from None
-
     notes: list[str] = []
+    frozen = frozen_specs(bundle, scenario)
+    try:
+        specs = config.parse_scorers(frozen.raw)
+    except config.ScenarioError as exc:
+        raise GradeError(f"the scorers of {frozen.source} cannot run: {exc}") from None
+    if scenario is not None and frozen.seeds_from is None:
+        notes.append(f"--scenario not used: the {frozen.source} keeps its scorers")
+
     outcomes: list[engine.Outcome] | None = None
     changes: Changes | None = None
     if workspace is not None and baseline is not None:
@@ -151,14 +179,17 @@ def grade_trial_dir(
 
     # Read again: the directory now holds what grading wrote, as `ingest` would read it.
     bundle = _read(directory, job)
-    bundle.task.scorer_specs = raw_specs
+    bundle.task.scorer_specs = frozen.raw
     with transaction.atomic():
         outcome = BundleWriter().write(bundle)
+        if frozen.seeds_from is not None and outcome.trial_id is not None:
+            task_id = Trial.objects.filter(pk=outcome.trial_id).values_list("task_id", flat=True)
+            scenarios.link_seeded_task(task_id.get(), frozen.seeds_from)
     return GradeReport(
         outcome=outcome,
         scorers=[o.as_json() for o in outcomes] if outcomes is not None else None,
         verdict=verdict,
-        specs_from=specs_from,
+        specs_from=frozen.source,
         notes=notes,
     )
 

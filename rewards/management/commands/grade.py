@@ -29,6 +29,12 @@ class Command(BaseCommand):
         parser.add_argument("--baseline", metavar="REV", help="the seeded baseline commit")
         parser.add_argument("--job", help="file the trial under this job name")
         parser.add_argument(
+            "--scenario",
+            metavar="NAME",
+            help="seed a new task with this scenario's current scorers (a task already "
+            "seeded keeps its own)",
+        )
+        parser.add_argument(
             "--expected-outcome",
             choices=["completion", "refusal"],
             default="completion",
@@ -51,6 +57,7 @@ class Command(BaseCommand):
                 judge=judge,
                 expected_outcome=options["expected_outcome"],
                 job=options["job"],
+                scenario=options["scenario"],
             )
         except (GradeError, WorkspaceError) as exc:
             raise CommandError(printable(str(exc))) from None
