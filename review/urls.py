@@ -1,7 +1,7 @@
 from django.urls import path
 
 from review import views
-from review.views import queue, saved_views, scenarios
+from review.views import judging, queue, saved_views, scenarios
 from review.views.exports import export
 
 app_name = "review"
@@ -11,6 +11,8 @@ urlpatterns = [
     path("trials/<int:pk>/", views.trial_detail, name="trial-detail"),
     path("trials/<int:pk>/scorers/<int:position>/", views.scorer_row, name="scorer-row"),
     path("trials/<int:pk>/annotations/", views.annotate, name="annotate"),
+    path("trials/<int:pk>/rejudge/", judging.rejudge_one, name="rejudge"),
+    path("rejudge/", judging.rejudge_filter, name="rejudge-filter"),
     path("export.csv", export, {"fmt": "csv"}, name="export-csv"),
     path("export.jsonl", export, {"fmt": "jsonl"}, name="export-jsonl"),
     path("export.parquet", export, {"fmt": "parquet"}, name="export-parquet"),
