@@ -526,3 +526,17 @@ def test_command_does_not_see_the_judge_key(
     result = one(root, base, {"type": "command", "command": "env"})
     assert "sk-judge-secret" not in result["output_tail"]
     assert "PATH=" in result["output_tail"]
+
+
+def test_reading_runs_no_filter_program_of_the_repository(
+    repo: tuple[Path, str], tmp_path: Path
+) -> None:
+    root, base = repo
+    marker = tmp_path / "filter-ran"
+    write(root, {".gitattributes": "* filter=evil.one\n", "src/app.py": "changed\n"})
+    git(root, "config", "filter.evil.one.clean", f"sh -c 'touch {marker}; cat'")
+    git(root, "config", "filter.evil.one.required", "true")
+    changes = read_changes(root, base)
+    assert not marker.exists()
+    assert "src/app.py" in [f.path for f in changes.files]
+    assert changes.lines["src/app.py"].added == [(1, "changed")]

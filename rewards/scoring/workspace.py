@@ -106,6 +106,16 @@ def read_changes(
     commit = _git(root, ["rev-parse", "--verify", "--quiet", f"{baseline}^{{commit}}"]).strip()
     if not commit:
         raise WorkspaceError(f"baseline {baseline!r} is not a commit of this repository")
+    # Filter drivers named by .gitattributes run a program of the repository's choosing on
+    # `git add`: each is switched off (an empty command means "no filter"), so the files are
+    # read as they are on disk.
+    drivers = _filter_drivers(root)
+    neutral = tuple(
+        arg
+        for name in drivers
+        for setting in ("clean=", "smudge=", "process=", "required=false")
+        for arg in ("-c", f"filter.{name}.{setting}")
+    )
     objects = Path(_git(root, ["rev-parse", "--git-path", "objects"]).strip())
     if not objects.is_absolute():
         objects = root / objects
@@ -119,8 +129,8 @@ def read_changes(
             "GIT_ALTERNATE_OBJECT_DIRECTORIES": str(objects.resolve()),
         }
         _git(root, ["read-tree", commit], env=env)
-        _git(root, ["add", "--all", "--", "."], env=env)
-        diff = ["diff", "--cached", "--no-color", "--no-ext-diff", "--no-textconv", "-M"]
+        _git(root, [*neutral, "add", "--all", "--", "."], env=env)
+        diff = [*neutral, "diff", "--cached", "--no-color", "--no-ext-diff", "--no-textconv", "-M"]
         status = _git(root, [*diff, "--name-status", "-z", commit], env=env)
         line_diff, lines_truncated = _git_bounded(
             root, [*diff, "--unified=0", commit], max_diff_bytes, env=env
@@ -138,6 +148,17 @@ def read_changes(
     )
 
 
+def _filter_drivers(root: Path) -> list[str]:
+    listed = _git(root, ["config", "--name-only", "--get-regexp", r"^filter\."], ok_codes=(0, 1))
+    names = set()
+    for line in listed.splitlines():
+        # filter.<driver>.<key>; a driver's name may itself hold dots.
+        head, _, _key = line.partition(".")[2].rpartition(".")
+        if head:
+            names.add(head)
+    return sorted(names)
+
+
 def _environment(extra: dict[str, str] | None) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
     env.update({"GIT_CONFIG_NOSYSTEM": "1", "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"})
@@ -145,11 +166,27 @@ def _environment(extra: dict[str, str] | None) -> dict[str, str]:
     return env
 
 
+def _verb(args: list[str]) -> str:
+    """The git command's name, for messages (past any `-c name=value`)."""
+    rest = iter(args)
+    for arg in rest:
+        if arg == "-c":
+            next(rest, None)
+        else:
+            return arg
+    return "git"
+
+
 def _command(root: Path, args: list[str]) -> list[str]:
     return ["git", "-c", f"safe.directory={root}", *_SAFE_CONFIG, "-C", str(root), *args]
 
 
-def _git(root: Path, args: list[str], env: dict[str, str] | None = None) -> str:
+def _git(
+    root: Path,
+    args: list[str],
+    env: dict[str, str] | None = None,
+    ok_codes: tuple[int, ...] = (0,),
+) -> str:
     try:
         done = subprocess.run(  # noqa: S603 (an argv list, no shell)
             _command(root, args),
@@ -161,10 +198,12 @@ def _git(root: Path, args: list[str], env: dict[str, str] | None = None) -> str:
     except FileNotFoundError:
         raise WorkspaceError("git is not installed") from None
     except subprocess.TimeoutExpired:
-        raise WorkspaceError(f"git {args[0]} took longer than {GIT_TIMEOUT_S}s") from None
-    if done.returncode != 0 and args[:2] != ["rev-parse", "--verify"]:
+        raise WorkspaceError(f"git {_verb(args)} took longer than {GIT_TIMEOUT_S}s") from None
+    if done.returncode not in ok_codes and args[:2] != ["rev-parse", "--verify"]:
         reason = done.stderr.decode("utf-8", "replace").strip().splitlines()
-        raise WorkspaceError(f"git {args[0]} failed: {reason[-1][:200] if reason else 'no reason'}")
+        raise WorkspaceError(
+            f"git {_verb(args)} failed: {reason[-1][:200] if reason else 'no reason'}"
+        )
     return done.stdout.decode("utf-8", "surrogateescape")
 
 
@@ -192,12 +231,12 @@ def _git_bounded(
             code = process.wait(timeout=GIT_TIMEOUT_S)
         except subprocess.TimeoutExpired:
             process.kill()
-            raise WorkspaceError(f"git {args[0]} took longer than {GIT_TIMEOUT_S}s") from None
+            raise WorkspaceError(f"git {_verb(args)} took longer than {GIT_TIMEOUT_S}s") from None
         if code != 0 and not truncated:
             out.seek(0)
             reason = out.read(2000).decode("utf-8", "replace").strip().splitlines()
             raise WorkspaceError(
-                f"git {args[0]} failed: {reason[-1][:200] if reason else 'no reason'}"
+                f"git {_verb(args)} failed: {reason[-1][:200] if reason else 'no reason'}"
             )
     text = data[:limit].decode("utf-8", "replace")
     return text, truncated
