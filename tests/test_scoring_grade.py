@@ -265,3 +265,16 @@ def test_a_scenario_must_exist_and_not_clash_with_trial_json(tmp_path: Path) -> 
     with pytest.raises(CommandError, match=r"trial\.json names its own scorers"):
         grade(trial_dir(tmp_path, "t-9", scorers=SCORERS), "--no-judge", "--scenario", "python-fix")
     assert not Trial.objects.exists()
+
+
+def test_the_scenario_command_creates_then_versions(tmp_path: Path) -> None:
+    specs = write_files(tmp_path, {"s.json": SCORERS[:1], "bad.json": [{"type": "zip"}]})
+    out = io.StringIO()
+    call_command("scenario", "python-fix", "--scorers", specs / "s.json", stdout=out)
+    call_command("scenario", "python-fix", "--scorers", specs / "s.json", stdout=out)
+    assert out.getvalue().splitlines() == ["python-fix v1: 1 scorers", "python-fix v2: 1 scorers"]
+    with pytest.raises(CommandError, match="field 'type'"):
+        call_command("scenario", "python-fix", "--scorers", specs / "bad.json")
+    version = scenarios.current_version("python-fix")
+    assert version is not None
+    assert version.number == 2
