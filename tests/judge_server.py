@@ -57,6 +57,13 @@ def _handler(judge: FakeJudge) -> type[BaseHTTPRequestHandler]:
             if kind == "slow":
                 time.sleep(value)
                 kind, value = "completion", json.dumps(GOOD_ANSWER)
+            if kind == "truncated":  # promises more than it sends, then hangs up
+                self.send_response(200)
+                self.send_header("Content-Length", "5000")
+                self.end_headers()
+                self.wfile.write(b'{"choices": [')
+                self.close_connection = True
+                return
             if kind == "status":
                 self._send(value, b'{"error": {"message": "overloaded"}}')
                 return

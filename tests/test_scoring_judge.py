@@ -136,6 +136,7 @@ def test_a_ledger_run_sends_no_workspace_evidence() -> None:
         ),
         (("status", 500), "the endpoint answered HTTP 500"),
         (("status", 302), "the endpoint answered HTTP 302"),
+        (("truncated", None), "the response is not a chat completion"),
     ],
 )
 def test_any_failure_is_an_unparseable_verdict_with_the_raw_response(

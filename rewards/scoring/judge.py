@@ -22,7 +22,9 @@ Nothing here fetches a URL found in an artifact: the only URL is the configured 
 
 from __future__ import annotations
 
+import http.client
 import json
+import logging
 import os
 import time
 import urllib.error
@@ -35,6 +37,8 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from rewards.schemas import FactCheck, JudgeVerdict, Rating, describe_validation_error
+
+log = logging.getLogger(__name__)
 
 MAX_DIFF_CHARS = 60_000
 MAX_TRAJECTORY_CHARS = 60_000
@@ -263,7 +267,7 @@ def _post(settings: JudgeSettings, body: bytes) -> bytes:
         if isinstance(reason, TimeoutError):
             raise _Unusable(f"no answer within {settings.timeout_s:g}s") from None
         raise _Unusable(f"the endpoint could not be reached ({reason})") from None
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError, http.client.HTTPException) as exc:
         raise _Unusable(f"the call failed ({type(exc).__name__})") from None
 
 
@@ -321,24 +325,30 @@ def ask_judge(
         content, model = _content(_post(settings, body))
         answer = _answer(content)
     except _Unusable as exc:
+        failure = exc
+    except Exception as exc:
+        # Seed 003: a judge failure never fails the run, even one nobody foresaw.
+        log.exception("the judge call failed")
+        failure = _Unusable(f"the judge call failed ({type(exc).__name__})")
+    else:
         return JudgeVerdict(
-            verdict="UNPARSEABLE",
-            reasoning=exc.reason,
-            judge_model=settings.model[:255],
+            verdict=answer.verdict,
+            task_completion=answer.task_completion,
+            instruction_adherence=answer.instruction_adherence,
+            efficiency=answer.efficiency,
+            failure_mode=answer.failure_mode if answer.verdict == "FAIL" else None,
+            reasoning=answer.reasoning,
+            judge_model=(model or settings.model)[:255],
             scored_at=scored_at,
+            fact_checks=answer.fact_checks,
             expected_outcome=data.expected_outcome,
-            raw_response=exc.raw[:MAX_RAW_RESPONSE_CHARS],
+            raw_response=content[:MAX_RAW_RESPONSE_CHARS],
         )
     return JudgeVerdict(
-        verdict=answer.verdict,
-        task_completion=answer.task_completion,
-        instruction_adherence=answer.instruction_adherence,
-        efficiency=answer.efficiency,
-        failure_mode=answer.failure_mode if answer.verdict == "FAIL" else None,
-        reasoning=answer.reasoning,
-        judge_model=(model or settings.model)[:255],
+        verdict="UNPARSEABLE",
+        reasoning=failure.reason,
+        judge_model=settings.model[:255],
         scored_at=scored_at,
-        fact_checks=answer.fact_checks,
         expected_outcome=data.expected_outcome,
-        raw_response=content[:MAX_RAW_RESPONSE_CHARS],
+        raw_response=failure.raw[:MAX_RAW_RESPONSE_CHARS],
     )
