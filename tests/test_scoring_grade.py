@@ -9,11 +9,13 @@ from typing import Any
 
 import pytest
 from django.core.management import CommandError, call_command
+from django.test import Client
 
 from rewards.models import JudgeVerdict, ScorerResult, Task, Trial, TrialDetail
 from rewards.scoring import scenarios
 from rewards.scoring.grading import rejudge, stored_judge_input
 from rewards.scoring.judge import JudgeSettings
+from tests import review_factories as f
 from tests.ingest_helpers import write_files
 from tests.judge_server import GOOD_ANSWER, FakeJudge, judge_server
 from tests.scoring_helpers import seeded_repo, write
@@ -59,7 +61,7 @@ def grade(*args: str | Path) -> str:
 
 
 def test_grading_a_coding_run_scores_judges_and_ingests(
-    judge_server: FakeJudge, workspace: tuple[Path, str], tmp_path: Path
+    judge_server: FakeJudge, workspace: tuple[Path, str], tmp_path: Path, client: Client
 ) -> None:
     root, base = workspace
     directory = trial_dir(tmp_path, scorers=SCORERS)
@@ -89,6 +91,13 @@ def test_grading_a_coding_run_scores_judges_and_ingests(
     # The files grading wrote are what `ingest` reads.
     assert json.loads((directory / "scorers.json").read_text())[1]["verdict"] == "FAIL"
     assert json.loads((directory / "judge.json").read_text())["verdict"] == "FAIL"
+    # And the trial page shows them: the Scorers card and the Judge verdict card.
+    f.login(client, "rita", "reviewer")
+    page = client.get(f"/trials/{trial.pk}/").content.decode()
+    assert 'id="scorers"' in page
+    assert "graded tests" in page
+    assert "edited: tests/test_app.py (modified)" in page  # a hard failure starts expanded
+    assert "tests edited" in page
 
 
 def test_a_ledger_run_is_judged_only(judge_server: FakeJudge, tmp_path: Path) -> None:
