@@ -176,3 +176,98 @@ def test_hostile_text_is_shown_escaped(client: Client) -> None:
         html = client.get(url).content.decode()
         assert hostile not in html
         assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+
+
+# --- the row editor -----------------------------------------------------------------------
+def rows_post(*rows: dict[str, str], description: str = "") -> dict[str, str]:
+    data = {
+        "editor": "rows",
+        "description": description,
+        "scorer-TOTAL_FORMS": str(len(rows)),
+        "scorer-INITIAL_FORMS": "0",
+        "scorer-MIN_NUM_FORMS": "0",
+        "scorer-MAX_NUM_FORMS": "1000",
+    }
+    for index, row in enumerate(rows):
+        data.update({f"scorer-{index}-{key}": value for key, value in row.items()})
+    return data
+
+
+def test_the_row_editor_shows_one_row_per_scorer(client: Client) -> None:
+    version = scenarios.create_scenario(
+        "python-fix",
+        [
+            *SPECS,
+            {"name": "scope", "type": "allowed_paths", "patterns": ["src/*", "tests/*"]},
+            {"name": "skips!", "type": "no_new_skips", "required": True},
+        ],
+    )
+    f.login(client, "admin", staff=True)
+    html = client.get(f"/scenarios/{version.scenario_id}/").content.decode()
+    assert 'name="scorer-TOTAL_FORMS" value="6"' in html  # four scorers, two empty rows
+    assert 'name="scorer-0-command" value="pytest -q"' in html
+    assert "src/*\ntests/*</textarea>" in html
+    assert '<option value="allowed_paths" selected>' in html
+    assert '<option value="yes" selected>required</option>' in html
+
+
+def test_saving_rows_stores_each_types_own_fields(client: Client) -> None:
+    version = scenarios.create_scenario("python-fix", SPECS)
+    f.login(client, "admin", staff=True)
+    response = client.post(
+        f"/scenarios/{version.scenario_id}/versions/",
+        rows_post(
+            # A row keeps only its type's fields, whatever else was typed into it.
+            {
+                "name": "tests",
+                "type": "command",
+                "command": "pytest -q",
+                "timeout_s": "60",
+                "limit": "3",
+            },
+            {
+                "name": "scope",
+                "type": "allowed_paths",
+                "patterns": "src/*\n\n tests/* \n",
+                "required": "no",
+            },
+            {"name": "", "type": ""},
+            {"name": "gone", "type": "forbid_secrets", "DELETE": "on"},
+            {"name": "style", "type": "llm_judge", "rubric": "Small diffs."},
+            description="rows",
+        ),
+    )
+    assert response.status_code == 302
+    latest = ScenarioVersion.objects.get(number=2)
+    assert latest.scorer_specs == [
+        {"name": "tests", "type": "command", "command": "pytest -q", "timeout_s": 60},
+        {
+            "name": "scope",
+            "type": "allowed_paths",
+            "required": False,
+            "patterns": ["src/*", "tests/*"],
+        },
+        {"name": "style", "type": "llm_judge", "rubric": "Small diffs."},
+    ]
+    assert latest.scenario.description == "rows"
+
+
+@pytest.mark.parametrize(
+    ("row", "message"),
+    [
+        ({"name": "size", "type": "max_files_changed", "limit": "-1"}, "field &#x27;limit&#x27;"),
+        ({"name": "tests", "type": "command"}, "field &#x27;command&#x27;: is required"),
+        ({"name": "scope", "type": "forbid_paths"}, "field &#x27;patterns&#x27;"),
+        ({"name": "", "type": "forbid_secrets"}, "field &#x27;name&#x27;"),
+        ({"name": "size", "type": "max_files_changed", "limit": "many"}, "wrong kind"),
+    ],
+)
+def test_bad_rows_save_nothing_and_say_why(
+    client: Client, row: dict[str, str], message: str
+) -> None:
+    version = scenarios.create_scenario("python-fix", SPECS)
+    f.login(client, "admin", staff=True)
+    response = client.post(f"/scenarios/{version.scenario_id}/versions/", rows_post(row))
+    assert response.status_code == 400
+    assert message in response.content.decode()
+    assert ScenarioVersion.objects.count() == 1

@@ -1,7 +1,11 @@
 """Scenarios (seed 003, "Configuring scorers"): staff edit versioned scorer lists.
 
-A save never changes a version: it stores the next one, so tasks seeded from earlier
-versions keep grading as they were seeded ("Scorers freeze at seed time").
+"In the scenario editor, each scorer is one row with: name, type, … required toggle": the
+page edits rows (`ScorerRowForm`, a formset; each type's own fields show for the chosen type,
+by CSS alone), or the same list as JSON. A save never changes a version: it stores the next
+one, so tasks seeded from earlier versions keep grading as they were seeded ("Scorers freeze
+at seed time"). Both editors validate through `rewards.scoring.config`, which names the scorer
+and field of every problem.
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ from django.views.decorators.http import require_GET, require_POST
 from review.http import HttpRequest
 from review.roles import staff_required
 from rewards import rules
-from rewards.models import Scenario, ScenarioVersion
+from rewards.models import Scenario, ScenarioVersion, ScorerResult
 from rewards.scoring import config, scenarios
 
 EXAMPLE: list[dict[str, Any]] = [
@@ -63,6 +67,72 @@ class ScenarioForm(forms.Form):
             return config.parse_scorers(data)
         except config.ScenarioError as exc:
             raise forms.ValidationError(exc.problems) from None
+
+
+# Fields a scorer row edits as one item per line.
+LINE_LIST_FIELDS = frozenset({"patterns", "paths", "test_globset"})
+REQUIRED_CHOICES = [("", "type default"), ("yes", "required"), ("no", "advisory")]
+
+
+def _lines(text: str) -> list[str]:
+    return [line.strip() for line in text.splitlines() if line.strip()]
+
+
+class ScorerRowForm(forms.Form):
+    """One scorer: name, type, the required toggle and the type's own fields."""
+
+    name = forms.CharField(max_length=255, required=False)
+    type = forms.ChoiceField(choices=[("", "—"), *ScorerResult.Type.choices], required=False)
+    required = forms.ChoiceField(choices=REQUIRED_CHOICES, required=False)
+    command = forms.CharField(required=False, max_length=10_000)
+    timeout_s = forms.IntegerField(required=False, label="Timeout (s)")
+    patterns = forms.CharField(widget=forms.Textarea(attrs={"rows": 2}), required=False)
+    limit = forms.IntegerField(required=False)
+    path = forms.CharField(required=False, max_length=1024)
+    paths = forms.CharField(widget=forms.Textarea(attrs={"rows": 2}), required=False)
+    test_globset = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 2}), required=False, label="Test globs"
+    )
+    rubric = forms.CharField(widget=forms.Textarea(attrs={"rows": 2}), required=False)
+
+    @staticmethod
+    def initial_of(spec: dict[str, Any]) -> dict[str, Any]:
+        initial = {key: value for key, value in spec.items() if key != "required"}
+        for key in LINE_LIST_FIELDS & spec.keys():
+            if isinstance(spec[key], list):
+                initial[key] = "\n".join(str(item) for item in spec[key])
+        if isinstance(spec.get("required"), bool):
+            initial["required"] = "yes" if spec["required"] else "no"
+        return initial
+
+    def spec(self) -> dict[str, Any] | None:
+        """The row as a scorer spec: the type's own fields only; None for an empty row."""
+        data = self.cleaned_data
+        if not data or data.get("DELETE") or not (data["name"] or data["type"]):
+            return None
+        spec: dict[str, Any] = {"name": data["name"], "type": data["type"]}
+        if data["required"]:
+            spec["required"] = data["required"] == "yes"
+        for key in config.TYPE_FIELDS.get(data["type"], ()):
+            value = data.get(key)
+            if key in LINE_LIST_FIELDS:
+                if value:
+                    spec[key] = _lines(value)
+                elif key != "test_globset":
+                    spec[key] = []  # refused by the type's rules, with the field named
+            elif value is not None and value != "":
+                spec[key] = value
+        return spec
+
+
+ScorerRowFormSet = forms.formset_factory(ScorerRowForm, extra=2, can_delete=True)
+ROWS_PREFIX = "scorer"
+
+
+def row_formset(specs: list[dict[str, Any]]) -> Any:
+    return ScorerRowFormSet(
+        prefix=ROWS_PREFIX, initial=[ScorerRowForm.initial_of(spec) for spec in specs]
+    )
 
 
 @dataclass(frozen=True)
@@ -133,7 +203,12 @@ def scenario_create(request: HttpRequest) -> HttpResponse:
     return render(request, "review/scenario_list.html", {"rows": rows, "form": form}, status=400)
 
 
-def _detail_context(scenario: Scenario, form: ScenarioForm | None = None) -> dict[str, Any]:
+def _detail_context(
+    scenario: Scenario,
+    form: ScenarioForm | None = None,
+    formset: Any = None,
+    problems: list[str] | None = None,
+) -> dict[str, Any]:
     versions = list(
         ScenarioVersion.objects.filter(scenario=scenario)
         .annotate(seeded=Count("tasks"))
@@ -152,6 +227,10 @@ def _detail_context(scenario: Scenario, form: ScenarioForm | None = None) -> dic
         "rows": spec_rows(specs),
         "versions": versions,
         "form": form,
+        "formset": formset if formset is not None else row_formset(specs),
+        "problems": problems or [],
+        "type_fields": config.TYPE_FIELDS,
+        "json_open": form is not None and form.is_bound,
     }
 
 
@@ -167,17 +246,36 @@ def scenario_detail(request: HttpRequest, pk: int) -> HttpResponse:
 @login_required
 @staff_required
 def scenario_save(request: HttpRequest, pk: int) -> HttpResponse:
-    """Store the edited scorers as the scenario's next version."""
+    """Store the edited scorers (rows, or the JSON list) as the scenario's next version."""
     scenario = get_object_or_404(Scenario, pk=pk)
-    form = ScenarioForm(request.POST, creating=False)
-    if not form.is_valid():
-        context = _detail_context(scenario, form)
-        return render(request, "review/scenario_detail.html", context, status=400)
+    if request.POST.get("editor") == "rows":
+        formset = ScorerRowFormSet(request.POST, prefix=ROWS_PREFIX)
+        problems: list[str] = []
+        specs: list[config.ScorerSpec] = []
+        if formset.is_valid():
+            raw = [spec for row in formset.forms if (spec := row.spec()) is not None]
+            try:
+                specs = config.parse_scorers(raw)
+            except config.ScenarioError as exc:
+                problems = exc.problems
+        else:
+            problems = ["Some rows have values of the wrong kind; see the marked fields."]
+        if problems:
+            context = _detail_context(scenario, formset=formset, problems=problems)
+            return render(request, "review/scenario_detail.html", context, status=400)
+        description = request.POST.get("description", scenario.description)
+    else:
+        form = ScenarioForm(request.POST, creating=False)
+        if not form.is_valid():
+            context = _detail_context(scenario, form)
+            return render(request, "review/scenario_detail.html", context, status=400)
+        specs = form.cleaned_data["scorers"]
+        description = form.cleaned_data["description"]
     version = scenarios.save_version(
         scenario,
-        config.dump_specs(form.cleaned_data["scorers"]),
+        config.dump_specs(specs),
         author=request.user.get_username(),
-        description=form.cleaned_data["description"],
+        description=description,
     )
     messages.success(
         request,

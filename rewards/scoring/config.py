@@ -150,6 +150,13 @@ ScorerSpec = Annotated[
 ]
 _SPEC: TypeAdapter[ScorerSpec] = TypeAdapter(ScorerSpec)
 SCORER_TYPES: tuple[str, ...] = get_args(ScorerType)
+# Each type's own configuration fields, in declaration order (the scenario editor's columns).
+TYPE_FIELDS: dict[str, tuple[str, ...]] = {
+    get_args(model.model_fields["type"].annotation)[0]: tuple(
+        name for name in model.model_fields if name not in {"name", "type", "required"}
+    )
+    for model in get_args(get_args(ScorerSpec)[0])
+}
 
 
 class ScenarioError(ValueError):
