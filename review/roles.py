@@ -98,3 +98,5 @@ def require_role(
 browse_required = require_role(can_browse)
 annotate_required = require_role(can_annotate)
 export_required = require_role(can_export)
+# Scenarios, grading and re-judging change what every reviewer sees: staff only.
+staff_required = require_role(can_ingest)

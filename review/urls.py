@@ -1,7 +1,7 @@
 from django.urls import path
 
 from review import views
-from review.views import queue, saved_views
+from review.views import judging, queue, saved_views, scenarios
 from review.views.exports import export
 
 app_name = "review"
@@ -11,6 +11,8 @@ urlpatterns = [
     path("trials/<int:pk>/", views.trial_detail, name="trial-detail"),
     path("trials/<int:pk>/scorers/<int:position>/", views.scorer_row, name="scorer-row"),
     path("trials/<int:pk>/annotations/", views.annotate, name="annotate"),
+    path("trials/<int:pk>/rejudge/", judging.rejudge_one, name="rejudge"),
+    path("rejudge/", judging.rejudge_filter, name="rejudge-filter"),
     path("export.csv", export, {"fmt": "csv"}, name="export-csv"),
     path("export.jsonl", export, {"fmt": "jsonl"}, name="export-jsonl"),
     path("export.parquet", export, {"fmt": "parquet"}, name="export-parquet"),
@@ -24,4 +26,8 @@ urlpatterns = [
     path("views/<int:pk>/delete/", saved_views.saved_view_delete, name="saved-view-delete"),
     path("jobs/", views.job_list, name="job-list"),
     path("jobs/<int:pk>/", views.job_detail, name="job-detail"),
+    path("scenarios/", scenarios.scenario_list, name="scenario-list"),
+    path("scenarios/new/", scenarios.scenario_create, name="scenario-create"),
+    path("scenarios/<int:pk>/", scenarios.scenario_detail, name="scenario-detail"),
+    path("scenarios/<int:pk>/versions/", scenarios.scenario_save, name="scenario-save"),
 ]

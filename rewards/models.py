@@ -100,6 +100,14 @@ class Task(models.Model):
     # Seed 003, "Scorers freeze at seed time": the scenario's scorers as they were when the
     # task was created; later scenario edits never change them.
     scorer_specs = models.JSONField(default=list, blank=True)
+    # The scenario version those scorers were copied from, when the task was seeded from one.
+    scenario_version = models.ForeignKey(
+        "ScenarioVersion",
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="tasks",
+    )
 
     class Meta:
         ordering = ["source", "name"]
@@ -496,3 +504,40 @@ class JudgeVerdict(models.Model):
             ("Instruction adherence", self.instruction_adherence),
             ("Efficiency", self.efficiency),
         ]
+
+
+class Scenario(models.Model):
+    """A coding scenario (seed 003, "Configuring scorers"): a named list of scorer specs.
+
+    Staff edit it in the app; every save is a new, immutable `ScenarioVersion`, and a task
+    created from the scenario freezes the version it was seeded with.
+    """
+
+    name = models.CharField(max_length=255, unique=True)
+    description = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class ScenarioVersion(models.Model):
+    scenario = models.ForeignKey(Scenario, on_delete=models.PROTECT, related_name="versions")
+    number = models.PositiveIntegerField()
+    scorer_specs = models.JSONField(default=list, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    created_by = models.CharField(max_length=150, blank=True)
+
+    class Meta:
+        ordering = ["scenario", "-number"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["scenario", "number"], name="scenario_version_unique_number"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.scenario.name} v{self.number}"

@@ -57,7 +57,11 @@ def _get_trial_for(request: HttpRequest, pk: int, around: TrialFilterForm | None
     """
     if not can_browse(request.user):
         raise PermissionDenied
-    queryset = Trial.objects.list_columns().defer("job__config", "job__stats")
+    queryset = (
+        Trial.objects.list_columns()
+        .select_related("task__scenario_version__scenario")
+        .defer("job__config", "job__stats")
+    )
     if around is not None:
         queryset = queryset.annotate(**around.neighbours())
     return get_object_or_404(queryset, pk=pk)

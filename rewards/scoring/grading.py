@@ -1,0 +1,271 @@
+"""Grading a trial (seed 003, "How a coding run is graded"): scorers, then judge, then ingest.
+
+A run with a code workspace is scored by the task's frozen scorers and then judged with the
+scorer results as evidence; a ledger run (no workspace) skips the scorers and is judged only.
+What grading produces is written into the trial directory as `scorers.json` and `judge.json`
+(and `workspace.diff` when the directory has none), then the directory is stored through the
+ingest path (`rewards.ingest.contract` and `BundleWriter`), exactly as `manage.py ingest`
+would store it. Re-judging a stored trial adds a verdict and keeps the older ones.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from django.db import transaction
+
+from rewards import schemas
+from rewards.ingest import contract
+from rewards.ingest.files import Problem, Root
+from rewards.ingest.writer import BundleWriter, WriteOutcome
+from rewards.models import JudgeVerdict, ScenarioVersion, ScorerResult, Task, Trial, TrialDetail
+from rewards.scoring import config, engine, scenarios
+from rewards.scoring.judge import ExpectedOutcome, JudgeInput, JudgeSettings, ask_judge
+from rewards.scoring.workspace import Changes, read_changes
+
+
+class GradeError(Exception):
+    """Grading cannot start (nothing was run or written); the message says why."""
+
+
+@dataclass
+class GradeReport:
+    outcome: WriteOutcome
+    scorers: list[dict[str, Any]] | None  # None for a ledger run
+    verdict: schemas.JudgeVerdict | None
+    specs_from: str
+    notes: list[str] = field(default_factory=list)
+
+
+def _read(trial_dir: Path, job: str | None) -> schemas.TrialBundle:
+    folder = Root(trial_dir).folder()
+    if not contract.is_contract_trial(folder):
+        raise GradeError(f"{trial_dir}: not a trial directory (no trial.json or logs/verifier/)")
+    bundle = contract.read_trial(folder, job=job, default_job=trial_dir.resolve().parent.name)
+    if isinstance(bundle, Problem):
+        raise GradeError(f"{bundle.name}: {bundle.reason}")
+    return bundle
+
+
+def seeded_task(record: schemas.TaskRecord) -> Task | None:
+    return (
+        Task.objects.filter(source=record.source, name=record.name, checksum=record.checksum)
+        .select_related("scenario_version__scenario")
+        .first()
+    )
+
+
+@dataclass(frozen=True)
+class Specs:
+    raw: list[dict[str, Any]]
+    source: str  # where they come from, for messages
+    seeds_from: ScenarioVersion | None = None  # a new task seeded from this scenario version
+
+
+def frozen_specs(bundle: schemas.TrialBundle, scenario: str | None = None) -> Specs:
+    """Seed 003, "Scorers freeze at seed time": a task already stored keeps the scorers it
+    was seeded with, whatever the scenario says now; a new task is seeded from the named
+    scenario's current version, or with the scorers its trial.json names."""
+    task = seeded_task(bundle.task)
+    if task is not None:
+        version = task.scenario_version
+        label = f"task {task.name} as seeded" + (
+            f" from scenario {version.scenario.name} v{version.number}" if version else ""
+        )
+        return Specs(list(task.scorer_specs), label)
+    if scenario is None:
+        return Specs(list(bundle.task.scorer_specs), "trial.json")
+    if bundle.task.scorer_specs:
+        raise GradeError(
+            "trial.json names its own scorers and --scenario names a scenario: keep one"
+        )
+    current = scenarios.current_version(scenario)
+    if current is None:
+        raise GradeError(f"no scenario is named {scenario!r}")
+    return Specs(
+        scenarios.snapshot(current), f"scenario {scenario} v{current.number}", seeds_from=current
+    )
+
+
+def judge_input(
+    bundle: schemas.TrialBundle,
+    specs: Sequence[config.ScorerSpec],
+    outcomes: Sequence[engine.Outcome] | None,
+    changes: Changes | None,
+    expected_outcome: ExpectedOutcome,
+) -> JudgeInput:
+    trial = bundle.trial
+    command = next((o for o in outcomes or [] if o.spec.type == "command"), None)
+    return JudgeInput(
+        instruction=bundle.task.instruction,
+        trajectory=trial.trajectory,
+        final_response=trial.final_response,
+        diff=changes.patch if changes else trial.workspace_diff,
+        objective=_objective(command.as_json()) if command else None,
+        scorers=[o.as_json() for o in outcomes or []],
+        rubric_notes=[s.rubric for s in specs if isinstance(s, config.LlmJudgeSpec)],
+        command_output={
+            "command": trial.command,
+            "exit_code": trial.exit_code,
+            "stdout_tail": trial.stdout_tail,
+            "stderr_tail": trial.stderr_tail,
+        },
+        expected_outcome=expected_outcome,
+        is_coding_run=outcomes is not None,
+    )
+
+
+def _objective(result: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "command": result["config"].get("command", ""),
+        "verdict": result["verdict"],
+        "detail": result["detail"],
+        "output_tail": result["output_tail"],
+    }
+
+
+def _write_json(path: Path, data: Any) -> None:
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def grade_trial_dir(
+    trial_dir: str | os.PathLike[str],
+    *,
+    workspace: str | os.PathLike[str] | None = None,
+    baseline: str | None = None,
+    judge: JudgeSettings | None = None,
+    expected_outcome: ExpectedOutcome = "completion",
+    job: str | None = None,
+    scenario: str | None = None,
+) -> GradeReport:
+    """Score (when there is a workspace), judge (when configured), then ingest the trial."""
+    directory = Path(trial_dir)
+    if not directory.is_dir():
+        raise GradeError(f"{trial_dir}: not a directory")
+    if (workspace is None) != (baseline is None):
+        raise GradeError("--workspace and --baseline go together")
+    bundle = _read(directory, job)
+    notes: list[str] = []
+    frozen = frozen_specs(bundle, scenario)
+    try:
+        specs = config.parse_scorers(frozen.raw)
+    except config.ScenarioError as exc:
+        raise GradeError(f"the scorers of {frozen.source} cannot run: {exc}") from None
+    if scenario is not None and frozen.seeds_from is None:
+        notes.append(f"--scenario not used: the {frozen.source} keeps its scorers")
+
+    outcomes: list[engine.Outcome] | None = None
+    changes: Changes | None = None
+    if workspace is not None and baseline is not None:
+        changes = read_changes(workspace, baseline)
+        outcomes = engine.score(changes, specs)
+        _write_json(directory / "scorers.json", [o.as_json() for o in outcomes])
+        if not (directory / "workspace.diff").exists():
+            (directory / "workspace.diff").write_text(changes.patch, encoding="utf-8")
+            if changes.patch_truncated:
+                notes.append("the workspace diff is large: only its beginning was kept")
+
+    verdict = None
+    if judge is not None:
+        verdict = ask_judge(judge_input(bundle, specs, outcomes, changes, expected_outcome), judge)
+        _write_json(directory / "judge.json", verdict.model_dump(mode="json"))
+
+    # Read again: the directory now holds what grading wrote, as `ingest` would read it.
+    bundle = _read(directory, job)
+    bundle.task.scorer_specs = frozen.raw
+    with transaction.atomic():
+        outcome = BundleWriter().write(bundle)
+        if frozen.seeds_from is not None and outcome.trial_id is not None:
+            task_id = Trial.objects.filter(pk=outcome.trial_id).values_list("task_id", flat=True)
+            scenarios.link_seeded_task(task_id.get(), frozen.seeds_from)
+    return GradeReport(
+        outcome=outcome,
+        scorers=[o.as_json() for o in outcomes] if outcomes is not None else None,
+        verdict=verdict,
+        specs_from=frozen.source,
+        notes=notes,
+    )
+
+
+# --- re-judging a stored trial ----------------------------------------------------------------
+def stored_judge_input(trial: Trial, expected_outcome: ExpectedOutcome | None = None) -> JudgeInput:
+    """What the judge reads about a stored trial, from its rows."""
+    detail = TrialDetail.objects.filter(trial=trial).first()
+    scorers = list(ScorerResult.objects.filter(trial=trial).order_by("position"))
+    latest = trial.judge_verdicts.order_by(*JudgeVerdict.LATEST_FIRST).first()
+    table = [
+        {
+            "name": s.name,
+            "type": s.type,
+            "required": s.required,
+            "verdict": s.get_verdict_display(),
+            "score": s.score,
+            "detail": s.detail,
+            "output_tail": s.output_tail,
+            "config": s.config,
+        }
+        for s in scorers
+    ]
+    command = next((row for row in table if row["type"] == "command"), None)
+    notes = [
+        str(spec.get("rubric"))
+        for spec in trial.task.scorer_specs
+        if isinstance(spec, dict) and spec.get("type") == "llm_judge" and spec.get("rubric")
+    ]
+    return JudgeInput(
+        instruction=trial.task.instruction,
+        trajectory=detail.trajectory if detail else None,
+        final_response=detail.final_response if detail else "",
+        diff=detail.workspace_diff if detail else "",
+        objective=_objective(command) if command else None,
+        scorers=table,
+        rubric_notes=notes,
+        command_output=(
+            {
+                "command": detail.command,
+                "exit_code": detail.exit_code,
+                "stdout_tail": detail.stdout_tail,
+                "stderr_tail": detail.stderr_tail,
+            }
+            if detail
+            else None
+        ),
+        expected_outcome=expected_outcome or (latest.expected_outcome if latest else "completion"),  # type: ignore[arg-type]
+        is_coding_run=bool(scorers) or bool(detail and detail.workspace_diff),
+    )
+
+
+def store_verdict(trial: Trial, verdict: schemas.JudgeVerdict) -> JudgeVerdict:
+    """Add a verdict beside the trial's older ones and refresh the trial's summary."""
+    with transaction.atomic():
+        # The row lock keeps two re-judges of one trial from interleaving their summaries.
+        trial = Trial.objects.select_for_update().select_related("task").get(pk=trial.pk)
+        row = JudgeVerdict.objects.create(
+            trial=trial,
+            verdict=verdict.verdict,
+            task_completion=verdict.task_completion,
+            instruction_adherence=verdict.instruction_adherence,
+            efficiency=verdict.efficiency,
+            failure_mode=verdict.failure_mode or "",
+            reasoning=verdict.reasoning,
+            judge_model=verdict.judge_model,
+            scored_at=verdict.scored_at,
+            fact_checks=[f.model_dump() for f in verdict.fact_checks],
+            expected_outcome=verdict.expected_outcome,
+            raw_response=verdict.raw_response,
+        )
+        fields = trial.refresh_summary()
+        trial.save(update_fields=[*fields, "updated_at"])
+    return row
+
+
+def rejudge(trial: Trial, settings: JudgeSettings) -> JudgeVerdict:
+    """Ask the judge again about a stored trial; the new verdict is added, none is replaced."""
+    return store_verdict(trial, ask_judge(stored_judge_input(trial), settings))

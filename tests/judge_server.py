@@ -1,0 +1,114 @@
+"""A chat-completions endpoint in the test process (127.0.0.1), answering as told."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import pytest
+
+GOOD_ANSWER: dict[str, Any] = {
+    "verdict": "FAIL",
+    "task_completion": 2,
+    "instruction_adherence": 4,
+    "efficiency": 3,
+    "failure_mode": "tests edited",
+    "reasoning": "The agent changed the graded test instead of the code.",
+    "fact_checks": [{"claim": "all tests pass", "status": "refuted", "evidence": "edited test"}],
+}
+
+
+@dataclass
+class FakeJudge:
+    """`reply` is what the next requests get: ("completion", content) wraps `content` in a
+    chat completion; ("body", text) sends text as is; ("status", code); ("slow", seconds)."""
+
+    url: str = ""
+    reply: tuple[str, Any] = ("completion", json.dumps(GOOD_ANSWER))
+    requests: list[dict[str, Any]] = field(default_factory=list)
+    paths: list[str] = field(default_factory=list)
+    headers: list[dict[str, str]] = field(default_factory=list)
+
+    def answer(self, content: Any) -> None:
+        self.reply = ("completion", content if isinstance(content, str) else json.dumps(content))
+
+
+def _handler(judge: FakeJudge) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+        def do_GET(self) -> None:
+            judge.paths.append(self.path)
+            self.send_response(404)
+            self.end_headers()
+
+        def do_POST(self) -> None:
+            judge.paths.append(self.path)
+            judge.headers.append(dict(self.headers))
+            length = int(self.headers.get("Content-Length", "0"))
+            judge.requests.append(json.loads(self.rfile.read(length)))
+            kind, value = judge.reply
+            if kind == "slow":
+                time.sleep(value)
+                kind, value = "completion", json.dumps(GOOD_ANSWER)
+            if kind == "truncated":  # promises more than it sends, then hangs up
+                self.send_response(200)
+                self.send_header("Content-Length", "5000")
+                self.end_headers()
+                self.wfile.write(b'{"choices": [')
+                self.close_connection = True
+                return
+            if kind == "status":
+                self._send(value, b'{"error": {"message": "overloaded"}}')
+                return
+            if kind == "completion":
+                value = json.dumps(
+                    {
+                        "id": "c-1",
+                        "object": "chat.completion",
+                        "model": "judge-large-2026",
+                        "choices": [
+                            {"index": 0, "message": {"role": "assistant", "content": value}}
+                        ],
+                    }
+                )
+            self._send(200, value.encode())
+
+        def _send(self, status: int, body: bytes) -> None:
+            try:
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+            except (BrokenPipeError, ConnectionResetError):
+                pass  # the client gave up (a timeout test)
+
+    return Handler
+
+
+@pytest.fixture
+def judge_server(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeJudge]:
+    judge = FakeJudge()
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(judge))
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
+    thread.start()
+    judge.url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+    monkeypatch.setenv("TRIALDESK_JUDGE_BASE_URL", judge.url)
+    monkeypatch.setenv("TRIALDESK_JUDGE_MODEL", "judge-large")
+    monkeypatch.setenv("TRIALDESK_JUDGE_API_KEY", "sk-test-judge")
+    monkeypatch.setenv("TRIALDESK_JUDGE_TIMEOUT_S", "5")
+    for name in ("http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "all_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    try:
+        yield judge
+    finally:
+        server.shutdown()
+        server.server_close()

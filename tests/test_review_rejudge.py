@@ -1,0 +1,125 @@
+"""Re-judging from the app: staff only, POST with CSRF; the new verdict is added, none lost."""
+
+from __future__ import annotations
+
+import pytest
+from django.test import Client
+
+from review.views import judging
+from rewards.models import JudgeVerdict, Trial
+from tests import review_factories as f
+from tests.judge_server import GOOD_ANSWER, FakeJudge, judge_server
+
+__all__ = ["judge_server"]
+pytestmark = pytest.mark.django_db
+
+
+def verdicts(trial: Trial) -> list[str]:
+    return list(
+        JudgeVerdict.objects.filter(trial=trial).order_by("id").values_list("verdict", flat=True)
+    )
+
+
+def test_staff_rejudge_a_trial_and_the_old_verdict_is_kept(
+    client: Client, judge_server: FakeJudge
+) -> None:
+    trial = f.make_trial(judges=[f.judge("PASS")])
+    f.login(client, "admin", staff=True)
+    response = client.post(f"/trials/{trial.pk}/rejudge/", follow=True)
+    assert response.redirect_chain == [(f"/trials/{trial.pk}/#judge", 302)]
+    assert "Judged again: FAIL. Earlier verdicts are kept." in response.content.decode()
+    assert verdicts(trial) == ["PASS", "FAIL"]
+    trial.refresh_from_db()
+    assert (trial.judge_verdict, trial.failure_mode) == ("FAIL", "tests edited")
+    # What the judge read came from the stored trial.
+    assert "Task" in judge_server.requests[0]["messages"][1]["content"]
+
+
+def test_a_judge_failure_is_added_as_unparseable(client: Client, judge_server: FakeJudge) -> None:
+    trial = f.make_trial(judges=[f.judge("PASS")])
+    judge_server.answer("not json at all")
+    f.login(client, "admin", staff=True)
+    client.post(f"/trials/{trial.pk}/rejudge/")
+    assert verdicts(trial) == ["PASS", "UNPARSEABLE"]
+    latest = JudgeVerdict.objects.filter(trial=trial).latest("id")
+    assert latest.raw_response == "not json at all"
+
+
+def test_without_a_configured_judge_nothing_changes(
+    client: Client, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("TRIALDESK_JUDGE_BASE_URL", raising=False)
+    trial = f.make_trial(judges=[f.judge("PASS")])
+    f.login(client, "admin", staff=True)
+    response = client.post(f"/trials/{trial.pk}/rejudge/", follow=True)
+    assert "The judge is not configured" in response.content.decode()
+    assert verdicts(trial) == ["PASS"]
+
+
+@pytest.mark.parametrize("roles", [("reviewer",), ("expert",), ("analyst",)])
+def test_only_staff_may_rejudge(
+    client: Client, judge_server: FakeJudge, roles: tuple[str, ...]
+) -> None:
+    trial = f.make_trial(judges=[f.judge("PASS")])
+    f.login(client, "someone", *roles)
+    assert client.post(f"/trials/{trial.pk}/rejudge/").status_code == 403
+    assert client.post("/rejudge/").status_code == 403
+    assert "Re-judge" not in client.get(f"/trials/{trial.pk}/").content.decode()
+    assert "Re-judge these" not in client.get("/").content.decode()
+    assert judge_server.requests == []
+
+
+def test_anonymous_wrong_method_and_missing_csrf_are_refused(judge_server: FakeJudge) -> None:
+    trial = f.make_trial()
+    anonymous = Client().post(f"/trials/{trial.pk}/rejudge/")
+    assert anonymous.status_code == 302
+    assert anonymous["Location"].startswith("/accounts/login/")
+    client = Client(enforce_csrf_checks=True)
+    f.login(client, "admin", staff=True)
+    assert client.get(f"/trials/{trial.pk}/rejudge/").status_code == 405
+    assert client.get("/rejudge/").status_code == 405
+    assert client.post(f"/trials/{trial.pk}/rejudge/").status_code == 403
+    assert client.post("/rejudge/").status_code == 403
+    assert judge_server.requests == []
+
+
+def test_staff_see_the_buttons(client: Client) -> None:
+    trial = f.make_trial()
+    f.login(client, "admin", staff=True)
+    page = client.get(f"/trials/{trial.pk}/").content.decode()
+    assert f'action="/trials/{trial.pk}/rejudge/"' in page
+    explorer = client.get("/?judge_verdict=FAIL").content.decode()
+    assert 'action="/rejudge/?judge_verdict=FAIL"' in explorer
+
+
+def test_rejudging_a_filter_rejudges_its_trials_only(
+    client: Client, judge_server: FakeJudge
+) -> None:
+    failing = [
+        f.make_trial(name=f"fail-{i}", judges=[f.judge("FAIL", failure_mode="x")]) for i in range(3)
+    ]
+    passing = f.make_trial(name="pass-1", judges=[f.judge("PASS")])
+    judge_server.answer({**GOOD_ANSWER, "verdict": "PASS", "failure_mode": None})
+    f.login(client, "admin", staff=True)
+    response = client.post("/rejudge/?judge_verdict=FAIL", follow=True)
+    assert response.redirect_chain == [("/?judge_verdict=FAIL", 302)]
+    assert "Re-judge of 3 trials: 3 judged again." in response.content.decode()
+    for trial in failing:
+        assert verdicts(trial) == ["FAIL", "PASS"]
+    assert verdicts(passing) == ["PASS"]
+    assert len(judge_server.requests) == 3
+
+
+def test_a_filter_too_large_or_invalid_is_refused(
+    client: Client, judge_server: FakeJudge, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(judging, "MAX_FILTER_TRIALS", 2)
+    for i in range(3):
+        f.make_trial(name=f"t-{i}")
+    f.login(client, "admin", staff=True)
+    response = client.post("/rejudge/", follow=True)
+    assert "matches more than 2 trials" in response.content.decode()
+    response = client.post("/rejudge/?reward_min=lots")
+    assert response.status_code == 400
+    assert response["Content-Type"].startswith("text/plain")
+    assert judge_server.requests == []
