@@ -44,6 +44,8 @@ INSTALLED_APPS = [
     "ninja",
     "rewards",
     "review",
+    # Demo data and users for `make run` (outside the domain: it only uses public paths).
+    "demo",
 ]
 
 MIDDLEWARE = [

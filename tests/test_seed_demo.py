@@ -1,4 +1,4 @@
-"""`manage.py seed_demo` and `rewards.demo`: deterministic, varied, and true to the rules."""
+"""`manage.py seed_demo` and `demo.data`: deterministic, varied, and true to the rules."""
 
 from __future__ import annotations
 
@@ -14,7 +14,8 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.db import models
 
-from rewards import demo, rules
+from demo import data as demo
+from rewards import rules
 from rewards.models import (
     ErrorTag,
     EvaluationResult,

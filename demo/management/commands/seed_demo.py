@@ -18,7 +18,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from tqdm import tqdm
 
-from rewards import demo
+from demo import data as demo
 from rewards.models import Trial
 
 

@@ -7,39 +7,14 @@ database.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from django.contrib.auth.models import Group, User
 from django.core.management.base import BaseCommand
 from django.db import transaction
 
+from demo.users import DEMO_USERS, DemoUser
 from review.models import ReviewerProfile
-from review.roles import ANALYST, EXPERT, REVIEWER
-
-
-@dataclass(frozen=True)
-class DemoUser:
-    username: str
-    password: str
-    role: str
-    groups: tuple[str, ...] = ()
-    staff: bool = False
-    discipline: str = ""
-
-
-DEMO_USERS = (
-    DemoUser("reviewer", "reviewer-demo-2026", "reviewer", groups=(REVIEWER,)),
-    DemoUser(
-        "expert",
-        "expert-demo-2026",
-        "expert",
-        groups=(REVIEWER, EXPERT),
-        discipline="electrical engineering",
-    ),
-    DemoUser("analyst", "analyst-demo-2026", "analyst", groups=(ANALYST,)),
-    DemoUser("admin", "admin-demo-2026", "staff (admin)", staff=True),
-)
 
 
 class Command(BaseCommand):

@@ -42,6 +42,7 @@ from django.db import connection, models, transaction
 from django.db.models import Avg, Count, Q
 from django.utils import timezone
 
+from demo.users import DEMO_REVIEWERS
 from rewards import rubric, rules, schemas
 from rewards.ingest.writer import BundleWriter, child_rows, summary_of, trial_columns_of
 from rewards.models import (
@@ -891,9 +892,8 @@ class DemoGenerator:
 
 
 # --- annotations ---------------------------------------------------------------------------------
-# The usernames `manage.py demo_users` creates; the review app attributes a bundle's
-# annotations by username, so `make run` shows them as those users' reviews.
-DEMO_REVIEWERS = (("reviewer", ""), ("expert", "electrical engineering"))
+# The review app attributes a bundle's annotations by username, so `make run` shows them as
+# the demo users' reviews (`manage.py demo_users` creates them).
 
 
 def _annotations(ctx: _Ctx, seen: rules.TrialSummary) -> list[dict[str, Any]]:
