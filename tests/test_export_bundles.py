@@ -5,6 +5,7 @@ import uuid
 from datetime import UTC, datetime
 
 import pytest
+from pytest_django import DjangoAssertNumQueries
 
 from rewards.export import iter_bundles
 from rewards.ingest.writer import BundleWriter
@@ -152,7 +153,9 @@ def test_reingesting_an_export_changes_nothing() -> None:
 
 
 @pytest.mark.django_db
-def test_export_reads_a_fixed_number_of_queries_per_chunk(django_assert_num_queries) -> None:
+def test_export_reads_a_fixed_number_of_queries_per_chunk(
+    django_assert_num_queries: DjangoAssertNumQueries,
+) -> None:
     BundleWriter().write_many([full_bundle(f"t-{i}") for i in range(6)])
     # Per chunk of 3: ids page, trials with job/task/detail, results, scorers, verdicts,
     # tags (6); plus the final empty ids page (1). Two chunks: 13.

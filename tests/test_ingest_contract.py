@@ -87,7 +87,7 @@ def problems() -> list[tuple[str, str, str]]:
 
 def problem(file: str, field: str = "") -> dict[str, str]:
     """The one problem of `file` at `field`."""
-    found = [
+    found: list[dict[str, str]] = [
         p
         for p in Trial.objects.get().detail.ingest_problems
         if (p["file"], p["field"]) == (file, field)

@@ -198,7 +198,9 @@ def test_phase_timings_skip_blocks_without_both_times() -> None:
         "verifier": {"started_at": "2026-05-27T13:01:44Z", "finished_at": None},
         "junk": "x",
     }
-    assert presenters.phase_timings(timings) == [("agent execution", pytest.approx(30.618462))]
+    [(name, seconds)] = presenters.phase_timings(timings)
+    assert name == "agent execution"
+    assert seconds == pytest.approx(30.618462)
 
 
 def test_scorer_rows_open_hard_failures_by_default_and_toggle_links_flip_one_row() -> None:

@@ -25,7 +25,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from review.http import HttpRequest
 from review.roles import staff_required
-from rewards import rules
+from rewards import formats, rules
 from rewards.models import Scenario, ScenarioVersion
 from rewards.scoring import config, scenarios
 
@@ -53,15 +53,15 @@ class ScenarioForm(forms.Form):
             del self.fields["name"]
 
     def clean_name(self) -> str:
-        name = self.cleaned_data["name"].strip()
+        name: str = self.cleaned_data["name"].strip()
         if self.creating and Scenario.objects.filter(name=name).exists():
             raise forms.ValidationError(f"A scenario named “{name}” already exists.")
         return name
 
     def clean_scorers(self) -> list[config.ScorerSpec]:
         try:
-            data = rules.loads_bounded(self.cleaned_data["scorers"])
-        except rules.ArtifactError as exc:
+            data = formats.loads_bounded(self.cleaned_data["scorers"])
+        except formats.ArtifactError as exc:
             raise forms.ValidationError(f"The scorers are {exc}.") from None
         try:
             return config.parse_scorers(data)

@@ -58,7 +58,7 @@ class Command(BaseCommand):
             self.stderr.write(f"wrote {written} bytes to {output}")
 
     @staticmethod
-    def _write(chunks: Any, sink: BinaryIO, progress: tqdm) -> int:
+    def _write(chunks: Any, sink: BinaryIO, progress: tqdm[Any]) -> int:
         written = 0
         for chunk in chunks:
             sink.write(chunk)

@@ -16,7 +16,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from rewards import rules
+from rewards import formats, rules
 from rewards.scoring import config, engine
 from rewards.scoring.workspace import WorkspaceError, read_changes
 
@@ -29,10 +29,10 @@ def load_specs(path: str) -> list[config.ScorerSpec]:
         file = Path(path)
         if file.stat().st_size > MAX_SCORERS_FILE_BYTES:
             raise CommandError(f"{path}: larger than {MAX_SCORERS_FILE_BYTES} bytes")
-        data = rules.loads_bounded(file.read_bytes())
+        data = formats.loads_bounded(file.read_bytes())
     except OSError as exc:
         raise CommandError(f"{path}: {exc.strerror or exc}") from None
-    except rules.ArtifactError as exc:
+    except formats.ArtifactError as exc:
         raise CommandError(f"{path}: {exc}") from None
     try:
         return config.parse_scorers(data)
