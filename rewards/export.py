@@ -15,17 +15,10 @@ from pydantic import BaseModel
 
 from rewards.models import ErrorTag, EvaluationResult, JudgeVerdict, ScorerResult, Trial
 from rewards.schemas import (
-    ConfidenceMetadata,
-    ErrorTag as ErrorTagSchema,
-    FactCheck,
     JobRecord,
-    JudgeVerdict as JudgeVerdictSchema,
-    ResultRecord,
-    ScorerResult as ScorerResultSchema,
     TaskRecord,
     TrialBundle,
     TrialRecord,
-    ValidityCheck,
 )
 
 CHUNK = 500
@@ -77,63 +70,8 @@ def trial_bundle(trial: Trial) -> TrialBundle:
         job=JobRecord(**_fields(JobRecord, trial.job)),
         task=TaskRecord(**_fields(TaskRecord, trial.task)),
         trial=TrialRecord(**_fields(TrialRecord, detail, trial)),
-        results=[_result(r) for r in trial.results.all()],
-        scorers=[
-            ScorerResultSchema(
-                name=s.name,
-                type=s.type,
-                required=s.required,
-                verdict=s.verdict,
-                score=s.score,
-                detail=s.detail,
-                output_tail=s.output_tail,
-                config=s.config,
-            )
-            for s in trial.scorers.all()
-        ],
-        judge_verdicts=[
-            JudgeVerdictSchema(
-                verdict=v.verdict,
-                task_completion=v.task_completion,
-                instruction_adherence=v.instruction_adherence,
-                efficiency=v.efficiency,
-                failure_mode=v.failure_mode or None,
-                reasoning=v.reasoning,
-                judge_model=v.judge_model,
-                scored_at=v.scored_at,
-                fact_checks=[FactCheck.model_validate(f) for f in v.fact_checks],
-                expected_outcome=v.expected_outcome,
-                raw_response=v.raw_response,
-            )
-            for v in trial.judge_verdicts.all()
-        ],
-        error_tags=[
-            ErrorTagSchema(
-                category=t.category,
-                description=t.description or None,
-                source=t.source,
-            )
-            for t in trial.error_tags.all()
-        ],
-    )
-
-
-def _result(result: EvaluationResult) -> ResultRecord:
-    return ResultRecord(
-        reward=result.reward,
-        metrics=result.metrics,
-        validity=ValidityCheck(
-            output_parseable=result.output_parseable,
-            schema_valid=result.schema_valid,
-            verifier_completed=result.verifier_completed,
-            errors=result.errors,
-        ),
-        breakdown=result.breakdown,
-        confidence=(
-            ConfidenceMetadata.model_validate(result.confidence) if result.confidence else None
-        ),
-        artifact_digest=result.artifact_digest,
-        raw_artifacts=result.raw_artifacts,
-        is_current=result.is_current,
-        created_at=result.created_at,
+        results=[r.to_record() for r in trial.results.all()],
+        scorers=[s.to_record() for s in trial.scorers.all()],
+        judge_verdicts=[v.to_record() for v in trial.judge_verdicts.all()],
+        error_tags=[t.to_record() for t in trial.error_tags.all()],
     )

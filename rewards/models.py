@@ -9,12 +9,13 @@ one-to-one side table that list queries never touch.
 from __future__ import annotations
 
 import uuid
+from datetime import datetime
 from typing import Any
 
 from django.db import models
 from django.db.models import F, Q
 
-from rewards import rules
+from rewards import rules, schemas
 
 
 class Verdict(models.TextChoices):
@@ -364,6 +365,50 @@ class EvaluationResult(models.Model):
     def is_valid(self) -> bool:
         return rules.is_valid(self.output_parseable, self.verifier_completed, self.errors)
 
+    # -- the bundle's record, both ways (the writer and the export use these alone) --------
+    @classmethod
+    def from_record(
+        cls, trial: Trial, record: schemas.ResultRecord, now: datetime
+    ) -> EvaluationResult:
+        validity = record.validity
+        return cls(
+            trial=trial,
+            reward=record.reward,
+            metrics=record.metrics,
+            output_parseable=validity.output_parseable,
+            schema_valid=validity.schema_valid,
+            verifier_completed=validity.verifier_completed,
+            errors=validity.errors,
+            breakdown=record.breakdown,
+            confidence=record.confidence.model_dump(mode="json") if record.confidence else None,
+            artifact_digest=record.artifact_digest,
+            raw_artifacts=record.raw_artifacts,
+            is_current=record.is_current,
+            created_at=schemas.utc(record.created_at) if record.created_at else now,
+        )
+
+    def to_record(self) -> schemas.ResultRecord:
+        return schemas.ResultRecord(
+            reward=self.reward,
+            metrics=self.metrics,
+            validity=schemas.ValidityCheck(
+                output_parseable=self.output_parseable,
+                schema_valid=self.schema_valid,
+                verifier_completed=self.verifier_completed,
+                errors=self.errors,
+            ),
+            breakdown=self.breakdown,
+            confidence=(
+                schemas.ConfidenceMetadata.model_validate(self.confidence)
+                if self.confidence
+                else None
+            ),
+            artifact_digest=self.artifact_digest,
+            raw_artifacts=self.raw_artifacts,
+            is_current=self.is_current,
+            created_at=self.created_at,
+        )
+
 
 class ErrorTag(models.Model):
     trial = models.ForeignKey(Trial, on_delete=models.CASCADE, related_name="error_tags")
@@ -385,6 +430,20 @@ class ErrorTag(models.Model):
     @property
     def is_known_source(self) -> bool:
         return self.source in rules.ERROR_SOURCES
+
+    @classmethod
+    def from_record(cls, trial: Trial, record: schemas.ErrorTag) -> ErrorTag:
+        return cls(
+            trial=trial,
+            category=record.category,
+            description=record.description or "",
+            source=record.source,
+        )
+
+    def to_record(self) -> schemas.ErrorTag:
+        return schemas.ErrorTag(
+            category=self.category, description=self.description or None, source=self.source
+        )
 
 
 class ScorerResult(models.Model):
@@ -427,6 +486,33 @@ class ScorerResult(models.Model):
     @property
     def is_known_type(self) -> bool:
         return self.type in rules.SCORER_TYPES
+
+    @classmethod
+    def from_record(cls, trial: Trial, position: int, record: schemas.ScorerResult) -> ScorerResult:
+        return cls(
+            trial=trial,
+            position=position,
+            name=record.name,
+            type=record.type,
+            required=bool(record.required),
+            verdict=record.verdict,
+            score=float(record.score or 0.0),
+            detail=record.detail,
+            output_tail=record.output_tail,
+            config=record.config,
+        )
+
+    def to_record(self) -> schemas.ScorerResult:
+        return schemas.ScorerResult(
+            name=self.name,
+            type=self.type,
+            required=self.required,
+            verdict=self.verdict,
+            score=self.score,
+            detail=self.detail,
+            output_tail=self.output_tail,
+            config=self.config,
+        )
 
     @property
     def is_hard_failure(self) -> bool:
@@ -496,6 +582,38 @@ class JudgeVerdict(models.Model):
 
     def __str__(self) -> str:
         return f"judge {self.verdict} for trial {self.trial_id}"
+
+    @classmethod
+    def from_record(cls, trial: Trial, record: schemas.JudgeVerdict) -> JudgeVerdict:
+        return cls(
+            trial=trial,
+            verdict=record.verdict,
+            task_completion=record.task_completion,
+            instruction_adherence=record.instruction_adherence,
+            efficiency=record.efficiency,
+            failure_mode=record.failure_mode or "",
+            reasoning=record.reasoning,
+            judge_model=record.judge_model,
+            scored_at=schemas.utc(record.scored_at) if record.scored_at else None,
+            fact_checks=[f.model_dump() for f in record.fact_checks],
+            expected_outcome=record.expected_outcome,
+            raw_response=record.raw_response,
+        )
+
+    def to_record(self) -> schemas.JudgeVerdict:
+        return schemas.JudgeVerdict(
+            verdict=self.verdict,
+            task_completion=self.task_completion,
+            instruction_adherence=self.instruction_adherence,
+            efficiency=self.efficiency,
+            failure_mode=self.failure_mode or None,
+            reasoning=self.reasoning,
+            judge_model=self.judge_model,
+            scored_at=self.scored_at,
+            fact_checks=[schemas.FactCheck.model_validate(f) for f in self.fact_checks],
+            expected_outcome=self.expected_outcome,
+            raw_response=self.raw_response,
+        )
 
     @property
     def rubric_tiles(self) -> list[tuple[str, Any]]:

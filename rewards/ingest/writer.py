@@ -61,10 +61,6 @@ class WriteOutcome:
 
 
 # --- canonical content ------------------------------------------------------------------
-def _aware_or_none(value: datetime | None) -> datetime | None:
-    return utc(value) if value is not None else None
-
-
 JOB_FIELDS = ("started_at", "finished_at", "config", "stats", "source_path")
 
 # What the digest leaves out: annotations (the review app's, not the pipeline's), the
@@ -430,7 +426,11 @@ class BundleWriter:
         ).update(is_current=False)
         trial.results.filter(artifact_digest=current.artifact_digest).update(is_current=True)
         EvaluationResult.objects.bulk_create(
-            [_result_row(trial, r, now) for r in bundle.results if r.artifact_digest not in stored]
+            [
+                EvaluationResult.from_record(trial, r, now)
+                for r in bundle.results
+                if r.artifact_digest not in stored
+            ]
         )
         # The judge may be asked again: verdicts accumulate, the latest is shown.
         known = {_verdict_key(v) for v in trial.judge_verdicts.all()}
@@ -491,68 +491,19 @@ def child_rows(
     rows: dict[type[models.Model], list[models.Model]] = {
         TrialDetail: [TrialDetail(trial=trial, **_values(bundle.trial, DETAIL_FIELDS))]
     }
-    rows[EvaluationResult] = [_result_row(trial, r, now) for r in bundle.results]
+    rows[EvaluationResult] = [EvaluationResult.from_record(trial, r, now) for r in bundle.results]
     rows[ScorerResult] = list(_scorer_rows(trial, bundle))
     rows[JudgeVerdict] = list(_verdict_rows(trial, bundle))
     rows[ErrorTag] = list(_tag_rows(trial, bundle))
     return rows
 
 
-def _result_row(trial: Trial, record: ResultRecord, now: datetime) -> EvaluationResult:
-    validity = record.validity
-    return EvaluationResult(
-        trial=trial,
-        reward=record.reward,
-        metrics=record.metrics,
-        output_parseable=validity.output_parseable,
-        schema_valid=validity.schema_valid,
-        verifier_completed=validity.verifier_completed,
-        errors=validity.errors,
-        breakdown=record.breakdown,
-        confidence=record.confidence.model_dump(mode="json") if record.confidence else None,
-        artifact_digest=record.artifact_digest,
-        raw_artifacts=record.raw_artifacts,
-        is_current=record.is_current,
-        created_at=utc(record.created_at) if record.created_at else now,
-    )
-
-
 def _scorer_rows(trial: Trial, bundle: TrialBundle) -> list[ScorerResult]:
-    return [
-        ScorerResult(
-            trial=trial,
-            position=position,
-            name=s.name,
-            type=s.type,
-            required=bool(s.required),
-            verdict=s.verdict,
-            score=float(s.score or 0.0),
-            detail=s.detail,
-            output_tail=s.output_tail,
-            config=s.config,
-        )
-        for position, s in enumerate(bundle.scorers)
-    ]
+    return [ScorerResult.from_record(trial, i, s) for i, s in enumerate(bundle.scorers)]
 
 
 def _verdict_rows(trial: Trial, bundle: TrialBundle) -> list[JudgeVerdict]:
-    return [
-        JudgeVerdict(
-            trial=trial,
-            verdict=v.verdict,
-            task_completion=v.task_completion,
-            instruction_adherence=v.instruction_adherence,
-            efficiency=v.efficiency,
-            failure_mode=v.failure_mode or "",
-            reasoning=v.reasoning,
-            judge_model=v.judge_model,
-            scored_at=_aware_or_none(v.scored_at),
-            fact_checks=[f.model_dump() for f in v.fact_checks],
-            expected_outcome=v.expected_outcome,
-            raw_response=v.raw_response,
-        )
-        for v in bundle.judge_verdicts
-    ]
+    return [JudgeVerdict.from_record(trial, v) for v in bundle.judge_verdicts]
 
 
 def _verdict_key(v: JudgeVerdict) -> tuple[object, ...]:
@@ -573,10 +524,7 @@ def _verdict_key(v: JudgeVerdict) -> tuple[object, ...]:
 
 
 def _tag_rows(trial: Trial, bundle: TrialBundle) -> list[ErrorTag]:
-    return [
-        ErrorTag(trial=trial, category=t.category, description=t.description or "", source=t.source)
-        for t in bundle.error_tags
-    ]
+    return [ErrorTag.from_record(trial, t) for t in bundle.error_tags]
 
 
 # Readable reasons for the database's refusals, by constraint name. Messages never echo

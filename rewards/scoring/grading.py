@@ -247,20 +247,8 @@ def store_verdict(trial: Trial, verdict: schemas.JudgeVerdict) -> JudgeVerdict:
     with transaction.atomic():
         # The row lock keeps two re-judges of one trial from interleaving their summaries.
         trial = Trial.objects.select_for_update().select_related("task").get(pk=trial.pk)
-        row = JudgeVerdict.objects.create(
-            trial=trial,
-            verdict=verdict.verdict,
-            task_completion=verdict.task_completion,
-            instruction_adherence=verdict.instruction_adherence,
-            efficiency=verdict.efficiency,
-            failure_mode=verdict.failure_mode or "",
-            reasoning=verdict.reasoning,
-            judge_model=verdict.judge_model,
-            scored_at=verdict.scored_at,
-            fact_checks=[f.model_dump() for f in verdict.fact_checks],
-            expected_outcome=verdict.expected_outcome,
-            raw_response=verdict.raw_response,
-        )
+        row = JudgeVerdict.from_record(trial, verdict)
+        row.save()
         fields = trial.refresh_summary()
         trial.save(update_fields=[*fields, "updated_at"])
     return row
