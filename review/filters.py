@@ -15,12 +15,14 @@ from itertools import islice
 from typing import Any
 
 from django import forms
-from django.db.models import Exists, OuterRef, Q, QuerySet, Subquery
+from django.db.models import Exists, F, OuterRef, Q, QuerySet, Subquery, Value
+from django.db.models.functions import Coalesce
 from django.forms.utils import flatatt
 from django.http import QueryDict
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 
+from review.models import Annotation
 from rewards.models import (
     Disagreement,
     ErrorTag,
@@ -28,6 +30,7 @@ from rewards.models import (
     HumanDisagreement,
     HumanJudgment,
     Job,
+    JudgeVerdict,
     Trial,
 )
 
@@ -38,6 +41,8 @@ NOT_RUN = "none"
 UNREVIEWED = "unreviewed"
 ANY_GATE_DISAGREEMENT = "gate"
 ANY_HUMAN_DISAGREEMENT = "human"
+# In the exact-value filters (failure mode, task source, judge model): "has none".
+NONE_VALUE = "(none)"
 
 
 @dataclass(frozen=True)
@@ -95,6 +100,20 @@ DISAGREEMENT_CHOICES: list[Any] = [
         [(ANY_HUMAN_DISAGREEMENT, "Any human disagreement"), *HUMAN_DISAGREEMENTS],
     ),
 ]
+
+
+OUTCOME_CHOICES = [(ANY, "Any"), ("pass", "pass (reward ≥ threshold)"), ("fail", "fail")]
+REVIEWER_JUDGMENT_CHOICES = [(ANY, "Any"), ("pass", "pass"), ("fail", "fail"), ("defer", "defer")]
+
+
+def latest_judge_model(trial: str = "pk") -> Coalesce:
+    """The judge model of the trial's shown (latest) verdict, '' when it has none."""
+    latest = JudgeVerdict.objects.filter(trial=OuterRef(trial)).order_by(*JudgeVerdict.LATEST_FIRST)
+    return Coalesce(Subquery(latest.values("judge_model")[:1]), Value(""))
+
+
+def exact_or_none(value: str) -> str:
+    return "" if value == NONE_VALUE else value
 
 
 class CursorError(ValueError):
@@ -207,6 +226,13 @@ class TrialFilterForm(forms.Form):
     disagreement = forms.ChoiceField(choices=DISAGREEMENT_CHOICES, required=False)
     failure_mode = forms.CharField(required=False, max_length=255, label="Failure mode")
     error_category = forms.CharField(required=False, max_length=255, label="Error category")
+    # Agreement filters: what the agreement page's cells link to.
+    source = forms.CharField(required=False, max_length=255, label="Task source")
+    outcome = forms.ChoiceField(choices=OUTCOME_CHOICES, required=False, label="Verifier outcome")
+    judge_model = forms.CharField(required=False, max_length=255, label="Judge model")
+    reviewer_judgment = forms.ChoiceField(
+        choices=REVIEWER_JUDGMENT_CHOICES, required=False, label="A reviewer's latest judgment"
+    )
     sort = forms.ChoiceField(choices=SORT_CHOICES, required=False, widget=forms.HiddenInput)
     after = forms.CharField(required=False, max_length=2000, widget=forms.HiddenInput)
 
@@ -278,7 +304,8 @@ class TrialFilterForm(forms.Form):
             )
         queryset = self._filter_disagreement(queryset, value("disagreement"))
         if failure_mode := value("failure_mode"):
-            queryset = queryset.filter(failure_mode=failure_mode)
+            queryset = queryset.filter(failure_mode=exact_or_none(failure_mode))
+        queryset = self._filter_agreement(queryset)
         if category := value("error_category"):
             queryset = queryset.filter(
                 Exists(ErrorTag.objects.filter(trial=OuterRef("pk"), category=category))
@@ -291,6 +318,27 @@ class TrialFilterForm(forms.Form):
                 | Q(model_name__icontains=q)
             )
         return queryset
+
+    def _filter_agreement(self, queryset: QuerySet[Trial]) -> QuerySet[Trial]:
+        """The filters the agreement page links to, one per kind of cell."""
+        value = self._value
+        if (source := value("source")) is not None and source != "":
+            queryset = queryset.filter(task__source=exact_or_none(source))
+        if outcome := value("outcome"):
+            passed = Q(reward__gte=F("task__pass_threshold"))
+            queryset = queryset.filter(passed if outcome == "pass" else ~passed)
+        if judge_model := value("judge_model"):
+            queryset = queryset.alias(shown_judge_model=latest_judge_model()).filter(
+                shown_judge_model=exact_or_none(judge_model)
+            )
+        if judgment := value("reviewer_judgment"):
+            latest = self.counted_annotations().filter(trial=OuterRef("pk"), judgment=judgment)
+            queryset = queryset.filter(Exists(latest))
+        return queryset
+
+    def counted_annotations(self) -> QuerySet[Annotation]:
+        """The annotations agreement counts: each reviewer's latest."""
+        return Annotation.objects.latest_per_reviewer()
 
     @staticmethod
     def _filter_disagreement(queryset: QuerySet[Trial], kind: str | None) -> QuerySet[Trial]:

@@ -17,7 +17,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import models, transaction
-from django.db.models import Q
+from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
 from rewards.models import Trial
@@ -43,6 +43,21 @@ class AnnotationQuerySet(models.QuerySet["Annotation"]):
     def history(self) -> AnnotationQuerySet:
         """Oldest first, with the reviewer, as the trial page lists them."""
         return self.select_related("reviewer").order_by("created_at", "id")
+
+    def latest_per_reviewer(self) -> AnnotationQuerySet:
+        """Each reviewer's latest annotation of each trial (DESIGN §3: the one that counts).
+
+        In SQL, not Python: an annotation counts unless a newer one (by created_at, then id)
+        of the same reviewer on the same trial exists (NOT EXISTS, served by
+        `annotation_trial_time_idx`).
+        """
+        newer = self.model.objects.filter(
+            trial=OuterRef("trial"), reviewer=OuterRef("reviewer")
+        ).filter(
+            Q(created_at__gt=OuterRef("created_at"))
+            | Q(created_at=OuterRef("created_at"), id__gt=OuterRef("id"))
+        )
+        return self.filter(~Exists(newer))
 
 
 class Annotation(models.Model):

@@ -1,7 +1,7 @@
 from django.urls import path
 
 from review import views
-from review.views import queue, saved_views
+from review.views import agreement, queue, saved_views
 from review.views.exports import export
 
 app_name = "review"
@@ -24,4 +24,5 @@ urlpatterns = [
     path("views/<int:pk>/delete/", saved_views.saved_view_delete, name="saved-view-delete"),
     path("jobs/", views.job_list, name="job-list"),
     path("jobs/<int:pk>/", views.job_detail, name="job-detail"),
+    path("agreement/", agreement.agreement_page, name="agreement"),
 ]

@@ -1,0 +1,62 @@
+"""Agreement: how far the humans agree with the judge, the verifier and the scorers, and with
+each other, over any explorer filter."""
+
+from __future__ import annotations
+
+from django import forms
+from django.contrib.auth.decorators import login_required
+from django.http import HttpResponse
+from django.shortcuts import render
+from django.urls import reverse
+from django.views.decorators.http import require_GET
+
+from review import agreement
+from review.filters import TrialFilterForm
+from review.http import HttpRequest
+from review.roles import browse_required
+
+
+class AgreementForm(forms.Form):
+    """The page's own parameter: which dimension the breakdown is by."""
+
+    by = forms.ChoiceField(
+        choices=[(d.key, d.label) for d in agreement.DIMENSIONS.values()], required=False
+    )
+
+    @property
+    def dimension(self) -> str:
+        if self.is_valid() and self.cleaned_data["by"]:
+            return str(self.cleaned_data["by"])
+        return agreement.DEFAULT_DIMENSION
+
+
+def _with_query(url: str, query: str) -> str:
+    return f"{url}?{query}" if query else url
+
+
+@require_GET
+@login_required
+@browse_required
+def agreement_page(request: HttpRequest) -> HttpResponse:
+    form = TrialFilterForm(request.GET)
+    page = AgreementForm(request.GET)
+    result = agreement.report(form, page.dimension)
+    query = form.canonical_query()
+    query.pop("sort", None)
+    dimensions = []
+    for key, dimension in agreement.DIMENSIONS.items():
+        by_query = query.copy()
+        by_query["by"] = key
+        dimensions.append((dimension, by_query.urlencode(), key == result.dimension.key))
+    return render(
+        request,
+        "review/agreement.html",
+        {
+            "form": form,
+            "report": result,
+            "active_filters": form.active_filters(),
+            "dimensions": dimensions,
+            "explorer_url": _with_query(reverse("review:explorer"), query.urlencode()),
+            "query": query.urlencode(),
+        },
+    )
