@@ -1,7 +1,7 @@
 from django.urls import path
 
 from review import views
-from review.views import agreement, queue, saved_views
+from review.views import agreement, compare, queue, saved_views
 from review.views.exports import export
 
 app_name = "review"
@@ -25,4 +25,6 @@ urlpatterns = [
     path("jobs/", views.job_list, name="job-list"),
     path("jobs/<int:pk>/", views.job_detail, name="job-detail"),
     path("agreement/", agreement.agreement_page, name="agreement"),
+    path("compare/", compare.compare_runs, name="compare"),
+    path("compare/trials/<int:a>/<int:b>/", compare.compare_trials, name="compare-trials"),
 ]
