@@ -103,6 +103,8 @@ DISAGREEMENT_CHOICES: list[Any] = [
 
 
 OUTCOME_CHOICES = [(ANY, "Any"), ("pass", "pass (reward ≥ threshold)"), ("fail", "fail")]
+MAX_REVIEWERS_PER_TRIAL = 5
+OVERLAP_CHOICES = [(str(k), str(k)) for k in range(1, MAX_REVIEWERS_PER_TRIAL + 1)]
 REVIEWER_JUDGMENT_CHOICES = [(ANY, "Any"), ("pass", "pass"), ("fail", "fail"), ("defer", "defer")]
 
 
@@ -233,6 +235,11 @@ class TrialFilterForm(forms.Form):
     reviewer_judgment = forms.ChoiceField(
         choices=REVIEWER_JUDGMENT_CHOICES, required=False, label="A reviewer's latest judgment"
     )
+    # A queue setting, not a filter: how many reviewers each trial waits for. It lives here
+    # so that it rides along in every queue and trial-page URL with the filter.
+    overlap = forms.TypedChoiceField(
+        choices=OVERLAP_CHOICES, coerce=int, required=False, label="Reviewers per trial"
+    )
     sort = forms.ChoiceField(choices=SORT_CHOICES, required=False, widget=forms.HiddenInput)
     after = forms.CharField(required=False, max_length=2000, widget=forms.HiddenInput)
 
@@ -253,11 +260,15 @@ class TrialFilterForm(forms.Form):
         return self._value("sort") or DEFAULT_SORT
 
     @property
+    def reviewers_per_trial(self) -> int:
+        return int(self._value("overlap") or 1)
+
+    @property
     def is_filtered(self) -> bool:
         return any(
             self._value(name) not in (None, "")
             for name in self.fields
-            if name not in {"sort", "after"}
+            if name not in {"sort", "after", "overlap"}
         )
 
     def canonical_query(self) -> QueryDict:

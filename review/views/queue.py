@@ -72,6 +72,10 @@ def queue(request: HttpRequest) -> HttpResponse:
         "skip_url": _with_query(reverse("review:queue-skip"), query),
         "unskip_url": _with_query(reverse("review:queue-unskip"), query),
         "trial_query": _queue_trial_query(query),
+        "reviewers_per_trial": form.reviewers_per_trial,
+        "overlap_hidden": [
+            (name, value) for name, values in query.lists() if name != "overlap" for value in values
+        ],
     }
     return render(request, "review/queue.html", context)
 
