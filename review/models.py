@@ -160,6 +160,70 @@ def add_annotation(
     return annotation
 
 
+class AdjudicationQuerySet(models.QuerySet["Adjudication"]):
+    def update(self, **kwargs: Any) -> int:
+        raise AppendOnlyError("adjudications are append-only: add a newer one instead")
+
+    def delete(self) -> tuple[int, dict[str, int]]:
+        raise AppendOnlyError("adjudications are append-only: they cannot be deleted")
+
+    def bulk_update(self, objs: Any, fields: Any, batch_size: int | None = None) -> int:
+        raise AppendOnlyError("adjudications are append-only: add a newer one instead")
+
+
+class Adjudication(models.Model):
+    """An adjudicator's final verdict on a trial whose latest judgments conflicted.
+
+    Append-only like Annotation, in code and by database triggers (migration 0005). It names
+    the annotations it settled (each reviewer's latest when it was made) and never changes or
+    hides them. `annotation_count` is the trial's annotation count at that moment: a newer
+    annotation makes the counts differ, and the trial can conflict (and be adjudicated) again.
+    """
+
+    class Verdict(models.TextChoices):
+        PASS = "pass", "pass"
+        FAIL = "fail", "fail"
+
+    trial = models.ForeignKey(Trial, on_delete=models.PROTECT, related_name="adjudications")
+    adjudicator = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="adjudications"
+    )
+    created_at = models.DateTimeField(default=timezone.now)
+    verdict = models.CharField(max_length=4, choices=Verdict.choices)
+    rationale = models.TextField()
+    settled = models.JSONField(default=list, blank=True)  # ids of the settled annotations
+    annotation_count = models.PositiveIntegerField()
+    conflict = models.CharField(max_length=100, blank=True)  # the conflicts it settled
+
+    objects = AdjudicationQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["created_at", "id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(verdict__in=["pass", "fail"]), name="adjudication_verdict_valid"
+            ),
+            models.CheckConstraint(
+                condition=~Q(rationale=""), name="adjudication_rationale_required"
+            ),
+        ]
+        indexes = [
+            # Adjudication queue: "is this trial settled at its current annotation count?"
+            models.Index(fields=["trial", "annotation_count"], name="adjudication_trial_count_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.verdict} on trial {self.trial_id} by {self.adjudicator_id}"
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        if not self._state.adding:
+            raise AppendOnlyError("adjudications are append-only: add a newer one instead")
+        super().save(*args, **kwargs)
+
+    def delete(self, *args: Any, **kwargs: Any) -> tuple[int, dict[str, int]]:
+        raise AppendOnlyError("adjudications are append-only: they cannot be deleted")
+
+
 class ReviewerProfile(models.Model):
     user = models.OneToOneField(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="reviewer_profile"

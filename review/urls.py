@@ -1,7 +1,7 @@
 from django.urls import path
 
 from review import views
-from review.views import agreement, compare, queue, saved_views
+from review.views import adjudication, agreement, compare, queue, saved_views
 from review.views.exports import export
 
 app_name = "review"
@@ -25,6 +25,8 @@ urlpatterns = [
     path("jobs/", views.job_list, name="job-list"),
     path("jobs/<int:pk>/", views.job_detail, name="job-detail"),
     path("agreement/", agreement.agreement_page, name="agreement"),
+    path("adjudication/", adjudication.adjudication_queue, name="adjudication-queue"),
+    path("trials/<int:pk>/adjudicate/", adjudication.adjudicate, name="adjudicate"),
     path("compare/", compare.compare_runs, name="compare"),
     path("compare/trials/<int:a>/<int:b>/", compare.compare_trials, name="compare-trials"),
 ]
