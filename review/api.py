@@ -397,6 +397,7 @@ class AnnotationOut(Schema):
     notes: str
     reward_seen: float | None
     judge_verdict_seen: str
+    blind: bool = Field(description="made in blind review, before anything was revealed")
 
     @classmethod
     def of(cls, annotation: Annotation) -> AnnotationOut:
@@ -411,6 +412,7 @@ class AnnotationOut(Schema):
             notes=annotation.notes,
             reward_seen=annotation.reward_seen,
             judge_verdict_seen=annotation.judge_verdict_seen,
+            blind=annotation.blind,
         )
 
 

@@ -105,6 +105,8 @@ DISAGREEMENT_CHOICES: list[Any] = [
 OUTCOME_CHOICES = [(ANY, "Any"), ("pass", "pass (reward ≥ threshold)"), ("fail", "fail")]
 MAX_REVIEWERS_PER_TRIAL = 5
 OVERLAP_CHOICES = [(str(k), str(k)) for k in range(1, MAX_REVIEWERS_PER_TRIAL + 1)]
+BLIND_CHOICES = [(ANY, "Off"), ("1", "On")]
+COUNTED_CHOICES = [(ANY, "Every reviewer's latest"), ("blind", "Blind annotations only")]
 REVIEWER_JUDGMENT_CHOICES = [(ANY, "Any"), ("pass", "pass"), ("fail", "fail"), ("defer", "defer")]
 
 
@@ -235,11 +237,15 @@ class TrialFilterForm(forms.Form):
     reviewer_judgment = forms.ChoiceField(
         choices=REVIEWER_JUDGMENT_CHOICES, required=False, label="A reviewer's latest judgment"
     )
+    counted = forms.ChoiceField(choices=COUNTED_CHOICES, required=False, label="Reviews counted")
     # A queue setting, not a filter: how many reviewers each trial waits for. It lives here
     # so that it rides along in every queue and trial-page URL with the filter.
     overlap = forms.TypedChoiceField(
         choices=OVERLAP_CHOICES, coerce=int, required=False, label="Reviewers per trial"
     )
+    # A queue setting too: blind review hides the reward, the judge verdict and the other
+    # reviewers' annotations until the reviewer has submitted.
+    blind = forms.ChoiceField(choices=BLIND_CHOICES, required=False, label="Blind review")
     sort = forms.ChoiceField(choices=SORT_CHOICES, required=False, widget=forms.HiddenInput)
     after = forms.CharField(required=False, max_length=2000, widget=forms.HiddenInput)
 
@@ -264,11 +270,20 @@ class TrialFilterForm(forms.Form):
         return int(self._value("overlap") or 1)
 
     @property
+    def blind_review(self) -> bool:
+        return self._value("blind") == "1"
+
+    @property
+    def blind_only(self) -> bool:
+        """Agreement counts only blind annotations (each reviewer's latest blind one)."""
+        return self._value("counted") == "blind"
+
+    @property
     def is_filtered(self) -> bool:
         return any(
             self._value(name) not in (None, "")
             for name in self.fields
-            if name not in {"sort", "after", "overlap"}
+            if name not in {"sort", "after", "overlap", "blind"}
         )
 
     def canonical_query(self) -> QueryDict:
@@ -348,8 +363,8 @@ class TrialFilterForm(forms.Form):
         return queryset
 
     def counted_annotations(self) -> QuerySet[Annotation]:
-        """The annotations agreement counts: each reviewer's latest."""
-        return Annotation.objects.latest_per_reviewer()
+        """The annotations agreement counts: each reviewer's latest (blind ones, if asked)."""
+        return Annotation.objects.latest_per_reviewer(blind_only=self.blind_only)
 
     @staticmethod
     def _filter_disagreement(queryset: QuerySet[Trial], kind: str | None) -> QuerySet[Trial]:

@@ -44,20 +44,23 @@ class AnnotationQuerySet(models.QuerySet["Annotation"]):
         """Oldest first, with the reviewer, as the trial page lists them."""
         return self.select_related("reviewer").order_by("created_at", "id")
 
-    def latest_per_reviewer(self) -> AnnotationQuerySet:
+    def latest_per_reviewer(self, *, blind_only: bool = False) -> AnnotationQuerySet:
         """Each reviewer's latest annotation of each trial (DESIGN §3: the one that counts).
 
         In SQL, not Python: an annotation counts unless a newer one (by created_at, then id)
         of the same reviewer on the same trial exists (NOT EXISTS, served by
-        `annotation_trial_time_idx`).
+        `annotation_trial_time_idx`). With `blind_only`, the latest of the reviewer's blind
+        annotations: what they judged before anything was revealed to them.
         """
-        newer = self.model.objects.filter(
-            trial=OuterRef("trial"), reviewer=OuterRef("reviewer")
-        ).filter(
+        queryset = self.filter(blind=True) if blind_only else self
+        newer = self.model.objects.filter(trial=OuterRef("trial"), reviewer=OuterRef("reviewer"))
+        if blind_only:
+            newer = newer.filter(blind=True)
+        newer = newer.filter(
             Q(created_at__gt=OuterRef("created_at"))
             | Q(created_at=OuterRef("created_at"), id__gt=OuterRef("id"))
         )
-        return self.filter(~Exists(newer))
+        return queryset.filter(~Exists(newer))
 
 
 class Annotation(models.Model):
@@ -79,6 +82,9 @@ class Annotation(models.Model):
     # What the reviewer saw when they judged (read from the trial row at that moment).
     reward_seen = models.FloatField(null=True, blank=True)
     judge_verdict_seen = models.CharField(max_length=12, blank=True)
+    # Made in blind review: the reward, the judge verdict and other reviewers' annotations
+    # were hidden until it was submitted (so reward_seen and judge_verdict_seen are empty).
+    blind = models.BooleanField(default=False)
 
     objects = AnnotationQuerySet.as_manager()
 
@@ -134,6 +140,7 @@ def add_annotation(
     categories: Sequence[str] = (),
     notes: str = "",
     reviewer_discipline: str = "",
+    blind: bool = False,
 ) -> Annotation:
     """Record one reviewer's judgment and bring the trial's human summary up to date.
 
@@ -153,8 +160,10 @@ def add_annotation(
             judgment=judgment,
             categories=list(categories),
             notes=notes,
-            reward_seen=trial.reward,
-            judge_verdict_seen=trial.judge_verdict,
+            # A blind reviewer saw neither.
+            reward_seen=None if blind else trial.reward,
+            judge_verdict_seen="" if blind else trial.judge_verdict,
+            blind=blind,
         )
         refresh_human_summary(trial)
     return annotation

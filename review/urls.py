@@ -1,7 +1,7 @@
 from django.urls import path
 
 from review import views
-from review.views import adjudication, agreement, compare, queue, saved_views
+from review.views import adjudication, agreement, blind, compare, queue, saved_views
 from review.views.exports import export
 
 app_name = "review"
@@ -27,6 +27,7 @@ urlpatterns = [
     path("agreement/", agreement.agreement_page, name="agreement"),
     path("adjudication/", adjudication.adjudication_queue, name="adjudication-queue"),
     path("trials/<int:pk>/adjudicate/", adjudication.adjudicate, name="adjudicate"),
+    path("trials/<int:pk>/blind/", blind.blind_review, name="blind-review"),
     path("compare/", compare.compare_runs, name="compare"),
     path("compare/trials/<int:a>/<int:b>/", compare.compare_trials, name="compare-trials"),
 ]

@@ -48,6 +48,14 @@ def agreement_page(request: HttpRequest) -> HttpResponse:
         by_query = query.copy()
         by_query["by"] = key
         dimensions.append((dimension, by_query.urlencode(), key == result.dimension.key))
+    counted = []
+    for value, label in (("", "Every reviewer's latest"), ("blind", "Blind annotations only")):
+        counted_query = query.copy()
+        counted_query.pop("counted", None)
+        if value:
+            counted_query["counted"] = value
+        counted_query["by"] = result.dimension.key
+        counted.append((label, counted_query.urlencode(), form.blind_only == bool(value)))
     return render(
         request,
         "review/agreement.html",
@@ -56,6 +64,7 @@ def agreement_page(request: HttpRequest) -> HttpResponse:
             "report": result,
             "active_filters": form.active_filters(),
             "dimensions": dimensions,
+            "counted": counted,
             "explorer_url": _with_query(reverse("review:explorer"), query.urlencode()),
             "query": query.urlencode(),
         },
