@@ -25,9 +25,11 @@ urlpatterns = [
     path("jobs/", views.job_list, name="job-list"),
     path("jobs/<int:pk>/", views.job_detail, name="job-detail"),
     path("agreement/", agreement.agreement_page, name="agreement"),
+    path("agreement.csv", agreement.agreement_csv, name="agreement-csv"),
     path("adjudication/", adjudication.adjudication_queue, name="adjudication-queue"),
     path("trials/<int:pk>/adjudicate/", adjudication.adjudicate, name="adjudicate"),
     path("trials/<int:pk>/blind/", blind.blind_review, name="blind-review"),
     path("compare/", compare.compare_runs, name="compare"),
+    path("compare.csv", compare.compare_csv, name="compare-csv"),
     path("compare/trials/<int:a>/<int:b>/", compare.compare_trials, name="compare-trials"),
 ]

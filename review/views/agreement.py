@@ -10,10 +10,11 @@ from django.shortcuts import render
 from django.urls import reverse
 from django.views.decorators.http import require_GET
 
-from review import agreement
+from review import agreement, figures
 from review.filters import TrialFilterForm
 from review.http import HttpRequest
 from review.roles import browse_required
+from review.views.exports import filter_errors
 
 
 class AgreementForm(forms.Form):
@@ -65,7 +66,33 @@ def agreement_page(request: HttpRequest) -> HttpResponse:
             "active_filters": form.active_filters(),
             "dimensions": dimensions,
             "counted": counted,
+            "csv_query": next(q for _, q, current in dimensions if current),
             "explorer_url": _with_query(reverse("review:explorer"), query.urlencode()),
             "query": query.urlencode(),
         },
     )
+
+
+@require_GET
+@login_required
+@browse_required
+def agreement_csv(request: HttpRequest) -> HttpResponse:
+    """The page's figures, one row per matrix; an invalid filter is refused, not ignored."""
+    form = TrialFilterForm(request.GET)
+    page = AgreementForm(request.GET)
+    errors = filter_errors(form) + [
+        f"{name}: {message}" for name, messages in page.errors.items() for message in messages
+    ]
+    if errors:
+        return HttpResponse(
+            "The filter is not valid:\n" + "\n".join(errors),
+            status=400,
+            content_type="text/plain; charset=utf-8",
+        )
+    report = agreement.report(form, page.dimension)
+    response = HttpResponse(
+        figures.to_csv(figures.AGREEMENT_COLUMNS, figures.agreement_rows(report)),
+        content_type="text/csv; charset=utf-8",
+    )
+    response["Content-Disposition"] = 'attachment; filename="trialdesk-agreement.csv"'
+    return response

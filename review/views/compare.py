@@ -10,7 +10,7 @@ from django.http import Http404, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
-from review import compare, presenters
+from review import compare, figures, presenters
 from review.filters import QuickSelect
 from review.forms import STEP_KINDS
 from review.http import HttpRequest
@@ -93,3 +93,24 @@ def compare_trials(request: HttpRequest, a: int, b: int) -> HttpResponse:
     )
     columns = [_column(trials[pk], details, scorers, judges) for pk in (a, b)]
     return render(request, "review/compare_trials.html", {"columns": columns})
+
+
+@require_GET
+@login_required
+@browse_required
+def compare_csv(request: HttpRequest) -> HttpResponse:
+    form = CompareForm(request.GET)
+    if not form.is_valid():
+        errors = [f"{name}: {m}" for name, messages in form.errors.items() for m in messages]
+        return HttpResponse(
+            "The runs are not valid:\n" + "\n".join(errors),
+            status=400,
+            content_type="text/plain; charset=utf-8",
+        )
+    result = compare.compare(form.cleaned_data["a"], form.cleaned_data["b"])
+    response = HttpResponse(
+        figures.to_csv(figures.COMPARE_COLUMNS, figures.compare_rows(result)),
+        content_type="text/csv; charset=utf-8",
+    )
+    response["Content-Disposition"] = 'attachment; filename="trialdesk-compare.csv"'
+    return response
