@@ -20,6 +20,7 @@ never a made-up number.
 
 from __future__ import annotations
 
+import functools
 import math
 import random
 from collections.abc import Callable, Iterable, Sequence
@@ -27,7 +28,7 @@ from dataclasses import dataclass
 
 Matrix = Sequence[Sequence[float]]
 
-REPLICATES = 2000
+REPLICATES = 1000
 LEVEL = 0.95
 SEED = 20261123
 # Below this many discordant pairs McNemar's χ² approximation is poor; the exact binomial
@@ -67,26 +68,34 @@ def cohen_kappa(counts: Matrix) -> float | None:
 
 
 # --- resampling the cells -------------------------------------------------------------------
+def _conditionals(weights: Sequence[float]) -> list[float]:
+    """P(cell i | not in cells before i) for each cell but the last: fixed for every draw."""
+    left = float(sum(weights))
+    probabilities = []
+    for weight in weights[:-1]:
+        probabilities.append(min(1.0, max(0.0, weight / left)) if left > 0 else 0.0)
+        left -= weight
+    return probabilities
+
+
+def _draw(rng: random.Random, n: int, conditionals: Sequence[float]) -> list[int]:
+    draw: list[int] = []
+    left = n
+    for p in conditionals:
+        x = rng.binomialvariate(left, p) if left else 0
+        draw.append(x)
+        left -= x
+    draw.append(left)
+    return draw
+
+
 def multinomial(rng: random.Random, n: int, weights: Sequence[float]) -> list[int]:
     """One multinomial draw of `n` items into cells of the given weights.
 
     Sequential conditional binomials: cell i gets Bin(remaining, w_i / remaining weight),
     so a draw costs one binomial per cell whatever `n` is.
     """
-    total = float(sum(weights))
-    left = n
-    draw: list[int] = []
-    for weight in weights[:-1]:
-        if left == 0 or total <= 0:
-            draw.append(0)
-            continue
-        p = min(1.0, max(0.0, weight / total))
-        x = rng.binomialvariate(left, p)
-        draw.append(x)
-        left -= x
-        total -= weight
-    draw.append(left)
-    return draw
+    return _draw(rng, n, _conditionals(weights))
 
 
 def _percentile(ordered: Sequence[float], q: float) -> float:
@@ -108,9 +117,10 @@ def _bootstrap(
     if n <= 0:
         return None
     rng = random.Random(seed)  # noqa: S311 (a reproducible resample, not a secret)
+    conditionals = _conditionals(cells)
     values = []
     for _ in range(replicates):
-        value = statistic(multinomial(rng, n, cells))
+        value = statistic(_draw(rng, n, conditionals))
         if value is not None:
             values.append(value)
     # Replicates where the statistic is undefined are left out; when most are, the interval
@@ -127,6 +137,27 @@ def _bootstrap(
     )
 
 
+def _kappa_2x2(draw: list[int]) -> float | None:
+    """Cohen's kappa of a flattened 2x2 matrix: the bootstrap's inner loop, written out."""
+    a, b, c, d = draw
+    n = a + b + c + d
+    expected = ((a + b) * (a + c) + (c + d) * (b + d)) / (n * n)
+    if math.isclose(expected, 1.0):
+        return None
+    return ((a + d) / n - expected) / (1 - expected)
+
+
+@functools.lru_cache(maxsize=4096)
+def _kappa_interval(
+    cells: tuple[int, ...], size: int, replicates: int, level: float, seed: int
+) -> Interval | None:
+    def kappa_of(draw: list[int]) -> float | None:
+        return cohen_kappa([draw[i * size : (i + 1) * size] for i in range(size)])
+
+    statistic = _kappa_2x2 if size == 2 else kappa_of
+    return _bootstrap(cells, statistic, replicates, level, seed)
+
+
 def kappa_interval(
     counts: Matrix,
     *,
@@ -134,14 +165,13 @@ def kappa_interval(
     level: float = LEVEL,
     seed: int = SEED,
 ) -> Interval | None:
-    """Percentile bootstrap interval for Cohen's κ, resampling the matrix's cell counts."""
+    """Percentile bootstrap interval for Cohen's kappa, resampling the matrix's cell counts.
+
+    Deterministic (fixed seed), so the answer for the same counts is remembered.
+    """
     size = _square(counts)
-    cells = [int(c) for row in counts for c in row]
-
-    def kappa_of(draw: list[int]) -> float | None:
-        return cohen_kappa([draw[i * size : (i + 1) * size] for i in range(size)])
-
-    return _bootstrap(cells, kappa_of, replicates, level, seed)
+    cells = tuple(int(c) for row in counts for c in row)
+    return _kappa_interval(cells, size, replicates, level, seed)
 
 
 # --- Krippendorff's alpha -----------------------------------------------------------------------
