@@ -294,7 +294,7 @@ def report(form: TrialFilterForm, dimension_key: str = DEFAULT_DIMENSION) -> Rep
         dimension=dimension,
         judgments=judgments,
         defers=defers,
-        reviewers=reviewer_agreement(form, base),
+        reviewers=reviewer_agreement(form),
     )
 
 
@@ -323,7 +323,7 @@ def pair_counts(form: TrialFilterForm) -> list[tuple[int, int, str, str, int, in
         return [tuple(row) for row in cursor.fetchall()]
 
 
-def reviewer_agreement(form: TrialFilterForm, base: QueryDict) -> ReviewerAgreement:
+def reviewer_agreement(form: TrialFilterForm) -> ReviewerAgreement:
     rows = pair_counts(form)
     coincidence = agreement.coincidences(
         ((a_j, b_j, m, n) for _, _, a_j, b_j, m, n in rows), HUMAN_LABELS

@@ -198,3 +198,13 @@ def test_hostile_notes_are_escaped_on_the_adjudicate_page(client: Client, people
     html = client.get(f"/trials/{trial.pk}/adjudicate/").content.decode()
     assert "<script>window.__pwned" not in html
     assert "&lt;script&gt;window.__pwned" in html
+
+
+def test_the_adjudicate_page_runs_a_fixed_number_of_queries(
+    client: Client, people: dict[str, User], split: Trial, django_assert_num_queries
+) -> None:
+    client.force_login(people["eve"])
+    # session, user, roles, the trial, each reviewer's latest, every annotation, earlier
+    # verdicts, the current conflicts.
+    with django_assert_num_queries(8):
+        assert client.get(f"/trials/{split.pk}/adjudicate/").status_code == 200

@@ -129,3 +129,14 @@ def test_agreement_can_count_blind_annotations_only(rita: User) -> None:
     assert blind.counts == [[0, 1], [0, 0]]
     # The blind cell links to the trials whose latest blind judgment is fail.
     assert "counted=blind" in blind.urls[0][1]
+
+
+def test_the_blind_page_runs_a_fixed_number_of_queries(
+    client: Client, rita: User, django_assert_num_queries
+) -> None:
+    trial = secret_trial()
+    client.force_login(rita)
+    # session, user, roles, the blind record of the trial, "already reviewed?", the
+    # reviewer's discipline, the trial's artifacts.
+    with django_assert_num_queries(7):
+        assert client.get(f"/trials/{trial.pk}/blind/").status_code == 200
