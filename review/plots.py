@@ -25,9 +25,10 @@ from rewards.models import Job, Trial
 
 BINS = 10
 # Bar charts are drawn in a fixed user space; the SVG scales to its box.
-WIDTH = 600
+WIDTH = 480
 HEIGHT = 200
-LABEL_WIDTH = 190  # horizontal bar charts: the label column
+LABEL_WIDTH = 150  # horizontal bar charts: the label column
+MAX_COLUMN_WIDTH = 48
 MAX_FAILURE_MODES = 10
 MAX_GROUPS = 10
 MAX_DAYS = 60
@@ -93,6 +94,7 @@ def _columns(items: Sequence[tuple[str, float, str, str]], title: str, note: str
     top = max((value for _, value, _, _ in items), default=0) or 1
     plot_height = HEIGHT - 40
     slot = WIDTH / max(len(items), 1)
+    width = min(slot * 0.8, MAX_COLUMN_WIDTH)
     bars = []
     for i, (label, value, text, url) in enumerate(items):
         height = plot_height * value / top
@@ -102,9 +104,9 @@ def _columns(items: Sequence[tuple[str, float, str, str]], title: str, note: str
                 value=value,
                 text=text,
                 url=url,
-                x=round(i * slot + slot * 0.1, 2),
+                x=round(i * slot + (slot - width) / 2, 2),
                 y=round(HEIGHT - 20 - height, 2),
-                width=round(slot * 0.8, 2),
+                width=round(width, 2),
                 height=round(height, 2),
             )
         )
@@ -120,7 +122,7 @@ def _rows(
     """Horizontal bars with their label on the left; `scale` is the full-width value."""
     top = scale or max((value for _, value, _, _ in items), default=0) or 1
     row = 26
-    plot_width = WIDTH - LABEL_WIDTH - 70
+    plot_width = WIDTH - LABEL_WIDTH - 85
     bars = [
         Bar(
             label=label,
@@ -257,18 +259,24 @@ def cost_per_pass(job: Job, trials: Any) -> tuple[Chart, Chart]:
         for r in rows
     ]
 
-    def item(g: CostRow, value: float | None, text: str) -> tuple[str, float, str, str]:
+    def item(
+        g: CostRow, value: float | None, text: str, spent: float | None
+    ) -> tuple[str, float, str, str]:
         label = f"{g.agent or '—'} · {g.model or '—'}"
         url = _explorer(job, agent=g.agent, model=g.model, outcome="pass")
-        return (label, value or 0.0, text if value is not None else "no pass", url)
+        if not g.passing:
+            text = "no pass"
+        elif spent is None:
+            text = "not recorded"
+        return (label, value or 0.0, text, url)
 
     cost = _rows(
-        [item(g, g.cost_per_pass, f"${g.cost_per_pass or 0:.4f}") for g in groups],
+        [item(g, g.cost_per_pass, f"${g.cost_per_pass or 0:.4f}", g.cost) for g in groups],
         "Cost per passing trial",
         note="All the agent's cost divided by its passing trials (reward ≥ pass threshold).",
     )
     tokens = _rows(
-        [item(g, g.tokens_per_pass, f"{g.tokens_per_pass or 0:,.0f}") for g in groups],
+        [item(g, g.tokens_per_pass, f"{g.tokens_per_pass or 0:,.0f}", g.tokens) for g in groups],
         "Tokens per passing trial",
         note="Input and output tokens over all trials, divided by the passing ones.",
     )

@@ -145,7 +145,10 @@ def test_side_by_side_shows_both_trials(
         response = client.get(url)
     html = response.content.decode()
     assert response.status_code == 200
-    assert html.count('class="side"') == 2
+    # Each section is a row of the two trials' cards.
+    for section in ("Scorers", "Judge verdict", "Trajectory", "Diff"):
+        assert f'aria-label="{section} of trial A"' in html
+        assert f'aria-label="{section} of trial B"' in html
     assert "run-a" in html
     assert "run-b" in html
     assert "I will compute it." in html  # the trajectory
