@@ -41,13 +41,15 @@ from ninja.openapi.views import openapi_view
 from ninja.security.http import HttpBearer
 from pydantic import ConfigDict, TypeAdapter, ValidationError as PydanticValidationError
 
-from review import tokens
+from review import agreement, compare, figures, tokens
 from review.exports import with_annotations
 from review.filters import CursorError, TrialFilterForm, decode_cursor
 from review.forms import MAX_CATEGORIES, MAX_CATEGORY_LENGTH, AnnotationForm
 from review.models import Annotation, ReviewerProfile, add_annotation
 from review.roles import can_annotate, can_browse, can_ingest
 from review.stats import Summary, summary_aggregates
+from review.views.agreement import AgreementForm
+from review.views.compare import CompareForm
 from rewards.export import bundle_queryset
 from rewards.ingest.bundles import ENVELOPE_DEPTH
 from rewards.ingest.files import ArtifactError, Limits, loads_json
@@ -397,6 +399,7 @@ class AnnotationOut(Schema):
     notes: str
     reward_seen: float | None
     judge_verdict_seen: str
+    blind: bool = Field(description="made in blind review, before anything was revealed")
 
     @classmethod
     def of(cls, annotation: Annotation) -> AnnotationOut:
@@ -411,6 +414,7 @@ class AnnotationOut(Schema):
             notes=annotation.notes,
             reward_seen=annotation.reward_seen,
             judge_verdict_seen=annotation.judge_verdict_seen,
+            blind=annotation.blind,
         )
 
 
@@ -653,6 +657,70 @@ def get_job(request: HttpRequest, job_id: int) -> JobDetailOut:
     )
 
 
+# --- agreement and comparison ----------------------------------------------------------------
+figures_router = Router(tags=["figures"], auth=browse_auth)
+
+
+def _form_errors(errors: Any) -> ValidationError:
+    return ValidationError(
+        [
+            {"loc": ("query", name), "msg": msg, "type": "invalid"}
+            for name, messages in errors.items()
+            for msg in messages
+        ]
+    )
+
+
+@figures_router.get(
+    "/agreement",
+    response={200: dict[str, Any], 422: ErrorOut, **ERRORS},
+    openapi_extra={
+        "parameters": [
+            *_filter_parameters(),
+            {
+                "name": "by",
+                "in": "query",
+                "required": False,
+                "schema": {"type": "string", "enum": list(agreement.DIMENSIONS)},
+                "description": "the breakdown dimension",
+            },
+        ]
+    },
+    summary="Agreement: gates against humans, and reviewers against each other",
+)
+def get_agreement(request: HttpRequest) -> dict[str, Any]:
+    """The agreement page's figures under the explorer's filters: confusion matrices (rows
+    PASS / FAIL of the gate, columns pass / fail of the human), Cohen's kappa with a 95%
+    bootstrap interval, the breakdown, reviewer pairs and Krippendorff's alpha."""
+    form = TrialFilterForm(request.GET)
+    page = AgreementForm(request.GET)
+    if not form.is_valid():
+        raise _form_errors(form.errors)
+    if not page.is_valid():
+        raise _form_errors(page.errors)
+    return figures.agreement_dict(agreement.report(form, page.dimension))
+
+
+@figures_router.get(
+    "/compare",
+    response={200: dict[str, Any], 422: ErrorOut, **ERRORS},
+    openapi_extra={
+        "parameters": [
+            {"name": side, "in": "query", "required": True, "schema": {"type": "integer"}}
+            for side in ("a", "b")
+        ]
+    },
+    summary="Compare two runs task by task",
+)
+def get_comparison(request: HttpRequest) -> dict[str, Any]:
+    """Paired task outcomes of jobs `a` and `b` (verifier, judge, human): counts, pass rates,
+    the delta with a paired bootstrap interval, McNemar's test and the flipped tasks."""
+    form = CompareForm(request.GET)
+    if not form.is_valid():
+        raise _form_errors(form.errors)
+    return figures.compare_dict(compare.compare(form.cleaned_data["a"], form.cleaned_data["b"]))
+
+
 # --- ingest ----------------------------------------------------------------------------------
 ingest = Router(tags=["ingest"], auth=staff_auth)
 
@@ -741,6 +809,7 @@ def ingest_bundles(request: HttpRequest) -> IngestOut:
 
 api.add_router("", trials)
 api.add_router("", jobs)
+api.add_router("", figures_router)
 api.add_router("", ingest)
 
 

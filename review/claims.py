@@ -15,11 +15,12 @@ from datetime import datetime, timedelta
 
 from django.contrib.auth.models import User
 from django.db import IntegrityError, connection, transaction
-from django.db.models import Exists, OuterRef, Q, QuerySet
+from django.db.models import Count, Exists, OuterRef, Q, QuerySet, Subquery
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from review.filters import TrialFilterForm
-from review.models import Claim
+from review.models import Annotation, Claim
 from rewards.models import Trial
 
 CLAIM_TTL = timedelta(minutes=15)
@@ -31,9 +32,34 @@ PROGRESS_CAP = 10_000
 CLAIM_ATTEMPTS = 3
 
 
-def waiting_trials(form: TrialFilterForm) -> QuerySet[Trial]:
-    """Unreviewed trials under the filter, in the filter's order (the queue's order)."""
-    return form.ordered(form.filter(Trial.objects.needs_review()))
+def reviewer_count() -> Coalesce:
+    """How many distinct reviewers have annotated the outer trial."""
+    reviewers = (
+        Annotation.objects.filter(trial=OuterRef("pk"))
+        .order_by()
+        .values("trial")
+        .annotate(n=Count("reviewer", distinct=True))
+        .values("n")
+    )
+    return Coalesce(Subquery(reviewers), 0)
+
+
+def waiting_trials(form: TrialFilterForm, reviewer: User | None = None) -> QuerySet[Trial]:
+    """Trials still waiting under the filter, in the filter's order (the queue's order).
+
+    With one reviewer per trial (the default) a trial waits until anyone annotates it (the
+    partial index of unreviewed trials serves it). With k > 1 (the queue's "reviewers per
+    trial" setting, so agreement has data) it waits until k different reviewers have, and
+    never for a reviewer who already annotated it.
+    """
+    k = form.reviewers_per_trial
+    if k <= 1:
+        return form.ordered(form.filter(Trial.objects.needs_review()))
+    waiting = Trial.objects.alias(reviewers=reviewer_count()).filter(reviewers__lt=k)
+    if reviewer is not None:
+        mine = Annotation.objects.filter(trial=OuterRef("pk"), reviewer=reviewer)
+        waiting = waiting.exclude(Exists(mine))
+    return form.ordered(form.filter(waiting))
 
 
 def current_claim(
@@ -46,7 +72,7 @@ def current_claim(
 def _own_live_claim(
     reviewer: User, form: TrialFilterForm, skip: Collection[int], now: datetime
 ) -> Claim | None:
-    waiting = waiting_trials(form).exclude(pk__in=list(skip)).order_by().values("pk")
+    waiting = waiting_trials(form, reviewer).exclude(pk__in=list(skip)).order_by().values("pk")
     return (
         Claim.objects.filter(reviewer=reviewer, expires_at__gt=now, trial__in=waiting)
         .select_related("trial__job", "trial__task")
@@ -82,7 +108,7 @@ def claim_next(reviewer: User, form: TrialFilterForm, skip: Collection[int] = ()
         # have run out are swept, so their trials can be handed out again.
         Claim.objects.filter(Q(reviewer=reviewer) | Q(expires_at__lte=now)).delete()
         candidates = (
-            waiting_trials(form)
+            waiting_trials(form, reviewer)
             .exclude(pk__in=list(skip))
             .exclude(Exists(Claim.objects.filter(trial=OuterRef("pk"))))
         )
@@ -176,6 +202,16 @@ def progress(form: TrialFilterForm) -> Progress:
     thousand. The waiting count reads the partial index of unreviewed trials.
     """
     matching = form.filter(Trial.objects.all()).order_by()
-    reviewed = matching.filter(annotation_count__gt=0)[: PROGRESS_CAP + 1].count()
-    waiting = matching.needs_review()[: PROGRESS_CAP + 1].count()  # type: ignore[attr-defined]
-    return Progress(reviewed=reviewed, waiting=waiting)
+    k = form.reviewers_per_trial
+    if k <= 1:
+        reviewed = matching.filter(annotation_count__gt=0)
+        waiting = matching.needs_review()  # type: ignore[attr-defined]
+    else:
+        # "Reviewed" means by k reviewers: a trial with fewer is still waiting for someone.
+        counted = matching.alias(reviewers=reviewer_count())
+        reviewed = counted.filter(reviewers__gte=k)
+        waiting = counted.filter(reviewers__lt=k)
+    return Progress(
+        reviewed=reviewed[: PROGRESS_CAP + 1].count(),
+        waiting=waiting[: PROGRESS_CAP + 1].count(),
+    )

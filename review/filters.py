@@ -15,12 +15,14 @@ from itertools import islice
 from typing import Any
 
 from django import forms
-from django.db.models import Exists, OuterRef, Q, QuerySet, Subquery
+from django.db.models import Exists, F, OuterRef, Q, QuerySet, Subquery, Value
+from django.db.models.functions import Coalesce
 from django.forms.utils import flatatt
 from django.http import QueryDict
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 
+from review.models import Annotation
 from rewards.models import (
     Disagreement,
     ErrorTag,
@@ -28,6 +30,7 @@ from rewards.models import (
     HumanDisagreement,
     HumanJudgment,
     Job,
+    JudgeVerdict,
     Trial,
 )
 
@@ -38,6 +41,8 @@ NOT_RUN = "none"
 UNREVIEWED = "unreviewed"
 ANY_GATE_DISAGREEMENT = "gate"
 ANY_HUMAN_DISAGREEMENT = "human"
+# In the exact-value filters (failure mode, task source, judge model): "has none".
+NONE_VALUE = "(none)"
 
 
 @dataclass(frozen=True)
@@ -101,6 +106,24 @@ DISAGREEMENT_CHOICES: list[Any] = [
         [(ANY_HUMAN_DISAGREEMENT, "Any human disagreement"), *HUMAN_DISAGREEMENTS],
     ),
 ]
+
+
+OUTCOME_CHOICES = [(ANY, "Any"), ("pass", "pass (reward ≥ threshold)"), ("fail", "fail")]
+MAX_REVIEWERS_PER_TRIAL = 5
+OVERLAP_CHOICES = [(str(k), str(k)) for k in range(1, MAX_REVIEWERS_PER_TRIAL + 1)]
+BLIND_CHOICES = [(ANY, "Off"), ("1", "On")]
+COUNTED_CHOICES = [(ANY, "Every reviewer's latest"), ("blind", "Blind annotations only")]
+REVIEWER_JUDGMENT_CHOICES = [(ANY, "Any"), ("pass", "pass"), ("fail", "fail"), ("defer", "defer")]
+
+
+def latest_judge_model(trial: str = "pk") -> Coalesce:
+    """The judge model of the trial's shown (latest) verdict, '' when it has none."""
+    latest = JudgeVerdict.objects.filter(trial=OuterRef(trial)).order_by(*JudgeVerdict.LATEST_FIRST)
+    return Coalesce(Subquery(latest.values("judge_model")[:1]), Value(""))
+
+
+def exact_or_none(value: str) -> str:
+    return "" if value == NONE_VALUE else value
 
 
 class CursorError(ValueError):
@@ -214,6 +237,22 @@ class TrialFilterForm(forms.Form):
     failure_mode = forms.CharField(required=False, max_length=255, label="Failure mode")
     error_category = forms.CharField(required=False, max_length=255, label="Error category")
     problems = forms.ChoiceField(choices=PROBLEM_CHOICES, required=False, label="Ingestion")
+    # Agreement filters: what the agreement page's cells link to.
+    source = forms.CharField(required=False, max_length=255, label="Task source")
+    outcome = forms.ChoiceField(choices=OUTCOME_CHOICES, required=False, label="Verifier outcome")
+    judge_model = forms.CharField(required=False, max_length=255, label="Judge model")
+    reviewer_judgment = forms.ChoiceField(
+        choices=REVIEWER_JUDGMENT_CHOICES, required=False, label="A reviewer's latest judgment"
+    )
+    counted = forms.ChoiceField(choices=COUNTED_CHOICES, required=False, label="Reviews counted")
+    # A queue setting, not a filter: how many reviewers each trial waits for. It lives here
+    # so that it rides along in every queue and trial-page URL with the filter.
+    overlap = forms.TypedChoiceField(
+        choices=OVERLAP_CHOICES, coerce=int, required=False, label="Reviewers per trial"
+    )
+    # A queue setting too: blind review hides the reward, the judge verdict and the other
+    # reviewers' annotations until the reviewer has submitted.
+    blind = forms.ChoiceField(choices=BLIND_CHOICES, required=False, label="Blind review")
     sort = forms.ChoiceField(choices=SORT_CHOICES, required=False, widget=forms.HiddenInput)
     after = forms.CharField(required=False, max_length=2000, widget=forms.HiddenInput)
 
@@ -234,11 +273,24 @@ class TrialFilterForm(forms.Form):
         return self._value("sort") or DEFAULT_SORT
 
     @property
+    def reviewers_per_trial(self) -> int:
+        return int(self._value("overlap") or 1)
+
+    @property
+    def blind_review(self) -> bool:
+        return self._value("blind") == "1"
+
+    @property
+    def blind_only(self) -> bool:
+        """Agreement counts only blind annotations (each reviewer's latest blind one)."""
+        return self._value("counted") == "blind"
+
+    @property
     def is_filtered(self) -> bool:
         return any(
             self._value(name) not in (None, "")
             for name in self.fields
-            if name not in {"sort", "after"}
+            if name not in {"sort", "after", "overlap", "blind"}
         )
 
     def canonical_query(self) -> QueryDict:
@@ -285,13 +337,14 @@ class TrialFilterForm(forms.Form):
             )
         queryset = self._filter_disagreement(queryset, value("disagreement"))
         if failure_mode := value("failure_mode"):
-            queryset = queryset.filter(failure_mode=failure_mode)
+            queryset = queryset.filter(failure_mode=exact_or_none(failure_mode))
         if problems := value("problems"):
             queryset = (
                 queryset.with_ingest_problems()  # type: ignore[attr-defined]
                 if problems == WITH_PROBLEMS
                 else queryset.filter(problem_count=0)
             )
+        queryset = self._filter_agreement(queryset)
         if category := value("error_category"):
             queryset = queryset.filter(
                 Exists(ErrorTag.objects.filter(trial=OuterRef("pk"), category=category))
@@ -304,6 +357,27 @@ class TrialFilterForm(forms.Form):
                 | Q(model_name__icontains=q)
             )
         return queryset
+
+    def _filter_agreement(self, queryset: QuerySet[Trial]) -> QuerySet[Trial]:
+        """The filters the agreement page links to, one per kind of cell."""
+        value = self._value
+        if (source := value("source")) is not None and source != "":
+            queryset = queryset.filter(task__source=exact_or_none(source))
+        if outcome := value("outcome"):
+            passed = Q(reward__gte=F("task__pass_threshold"))
+            queryset = queryset.filter(passed if outcome == "pass" else ~passed)
+        if judge_model := value("judge_model"):
+            queryset = queryset.alias(shown_judge_model=latest_judge_model()).filter(
+                shown_judge_model=exact_or_none(judge_model)
+            )
+        if judgment := value("reviewer_judgment"):
+            latest = self.counted_annotations().filter(trial=OuterRef("pk"), judgment=judgment)
+            queryset = queryset.filter(Exists(latest))
+        return queryset
+
+    def counted_annotations(self) -> QuerySet[Annotation]:
+        """The annotations agreement counts: each reviewer's latest (blind ones, if asked)."""
+        return Annotation.objects.latest_per_reviewer(blind_only=self.blind_only)
 
     @staticmethod
     def _filter_disagreement(queryset: QuerySet[Trial], kind: str | None) -> QuerySet[Trial]:

@@ -17,7 +17,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import models, transaction
-from django.db.models import Q
+from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
 from rewards.models import Trial
@@ -44,6 +44,24 @@ class AnnotationQuerySet(models.QuerySet["Annotation"]):
         """Oldest first, with the reviewer, as the trial page lists them."""
         return self.select_related("reviewer").order_by("created_at", "id")
 
+    def latest_per_reviewer(self, *, blind_only: bool = False) -> AnnotationQuerySet:
+        """Each reviewer's latest annotation of each trial (DESIGN §3: the one that counts).
+
+        In SQL, not Python: an annotation counts unless a newer one (by created_at, then id)
+        of the same reviewer on the same trial exists (NOT EXISTS, served by
+        `annotation_trial_time_idx`). With `blind_only`, the latest of the reviewer's blind
+        annotations: what they judged before anything was revealed to them.
+        """
+        queryset = self.filter(blind=True) if blind_only else self
+        newer = self.model.objects.filter(trial=OuterRef("trial"), reviewer=OuterRef("reviewer"))
+        if blind_only:
+            newer = newer.filter(blind=True)
+        newer = newer.filter(
+            Q(created_at__gt=OuterRef("created_at"))
+            | Q(created_at=OuterRef("created_at"), id__gt=OuterRef("id"))
+        )
+        return queryset.filter(~Exists(newer))
+
 
 class Annotation(models.Model):
     class Judgment(models.TextChoices):
@@ -64,6 +82,9 @@ class Annotation(models.Model):
     # What the reviewer saw when they judged (read from the trial row at that moment).
     reward_seen = models.FloatField(null=True, blank=True)
     judge_verdict_seen = models.CharField(max_length=12, blank=True)
+    # Made in blind review: the reward, the judge verdict and other reviewers' annotations
+    # were hidden until it was submitted (so reward_seen and judge_verdict_seen are empty).
+    blind = models.BooleanField(default=False)
 
     objects = AnnotationQuerySet.as_manager()
 
@@ -119,6 +140,7 @@ def add_annotation(
     categories: Sequence[str] = (),
     notes: str = "",
     reviewer_discipline: str = "",
+    blind: bool = False,
 ) -> Annotation:
     """Record one reviewer's judgment and bring the trial's human summary up to date.
 
@@ -138,11 +160,77 @@ def add_annotation(
             judgment=judgment,
             categories=list(categories),
             notes=notes,
-            reward_seen=trial.reward,
-            judge_verdict_seen=trial.judge_verdict,
+            # A blind reviewer saw neither.
+            reward_seen=None if blind else trial.reward,
+            judge_verdict_seen="" if blind else trial.judge_verdict,
+            blind=blind,
         )
         refresh_human_summary(trial)
     return annotation
+
+
+class AdjudicationQuerySet(models.QuerySet["Adjudication"]):
+    def update(self, **kwargs: Any) -> int:
+        raise AppendOnlyError("adjudications are append-only: add a newer one instead")
+
+    def delete(self) -> tuple[int, dict[str, int]]:
+        raise AppendOnlyError("adjudications are append-only: they cannot be deleted")
+
+    def bulk_update(self, objs: Any, fields: Any, batch_size: int | None = None) -> int:
+        raise AppendOnlyError("adjudications are append-only: add a newer one instead")
+
+
+class Adjudication(models.Model):
+    """An adjudicator's final verdict on a trial whose latest judgments conflicted.
+
+    Append-only like Annotation, in code and by database triggers (migration 0005). It names
+    the annotations it settled (each reviewer's latest when it was made) and never changes or
+    hides them. `annotation_count` is the trial's annotation count at that moment: a newer
+    annotation makes the counts differ, and the trial can conflict (and be adjudicated) again.
+    """
+
+    class Verdict(models.TextChoices):
+        PASS = "pass", "pass"
+        FAIL = "fail", "fail"
+
+    trial = models.ForeignKey(Trial, on_delete=models.PROTECT, related_name="adjudications")
+    adjudicator = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="adjudications"
+    )
+    created_at = models.DateTimeField(default=timezone.now)
+    verdict = models.CharField(max_length=4, choices=Verdict.choices)
+    rationale = models.TextField()
+    settled = models.JSONField(default=list, blank=True)  # ids of the settled annotations
+    annotation_count = models.PositiveIntegerField()
+    conflict = models.CharField(max_length=100, blank=True)  # the conflicts it settled
+
+    objects = AdjudicationQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["created_at", "id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(verdict__in=["pass", "fail"]), name="adjudication_verdict_valid"
+            ),
+            models.CheckConstraint(
+                condition=~Q(rationale=""), name="adjudication_rationale_required"
+            ),
+        ]
+        indexes = [
+            # Adjudication queue: "is this trial settled at its current annotation count?"
+            models.Index(fields=["trial", "annotation_count"], name="adjudication_trial_count_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.verdict} on trial {self.trial_id} by {self.adjudicator_id}"
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        if not self._state.adding:
+            raise AppendOnlyError("adjudications are append-only: add a newer one instead")
+        super().save(*args, **kwargs)
+
+    def delete(self, *args: Any, **kwargs: Any) -> tuple[int, dict[str, int]]:
+        raise AppendOnlyError("adjudications are append-only: they cannot be deleted")
 
 
 class ReviewerProfile(models.Model):

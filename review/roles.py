@@ -3,6 +3,7 @@
 - reviewer: browse, annotate;
 - expert: a reviewer with a discipline;
 - analyst: browse, export and read the API, but never annotate;
+- adjudicating conflicting reviews: experts and staff;
 - staff: ingest and manage; may also browse and annotate.
 
 A user in no group (and not staff) sees nothing but the login page and 403s.
@@ -57,6 +58,11 @@ def can_annotate(user: AbstractBaseUser | AnonymousUser) -> bool:
     return user.is_authenticated and (_is_staff(user) or bool(roles_of(user) & ANNOTATE_GROUPS))
 
 
+def can_adjudicate(user: AbstractBaseUser | AnonymousUser) -> bool:
+    """Final verdicts on conflicting reviews: experts and staff (see review.adjudication)."""
+    return user.is_authenticated and (_is_staff(user) or EXPERT in roles_of(user))
+
+
 def can_export(user: AbstractBaseUser | AnonymousUser) -> bool:
     """Exports take everything out at once: analysts and staff only."""
     return user.is_authenticated and (_is_staff(user) or ANALYST in roles_of(user))
@@ -100,3 +106,4 @@ annotate_required = require_role(can_annotate)
 export_required = require_role(can_export)
 # Scenarios, grading and re-judging change what every reviewer sees: staff only.
 staff_required = require_role(can_ingest)
+adjudicate_required = require_role(can_adjudicate)

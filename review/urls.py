@@ -1,7 +1,16 @@
 from django.urls import path
 
 from review import views
-from review.views import judging, queue, saved_views, scenarios
+from review.views import (
+    adjudication,
+    agreement,
+    blind,
+    compare,
+    judging,
+    queue,
+    saved_views,
+    scenarios,
+)
 from review.views.exports import export
 
 app_name = "review"
@@ -30,4 +39,12 @@ urlpatterns = [
     path("scenarios/new/", scenarios.scenario_create, name="scenario-create"),
     path("scenarios/<int:pk>/", scenarios.scenario_detail, name="scenario-detail"),
     path("scenarios/<int:pk>/versions/", scenarios.scenario_save, name="scenario-save"),
+    path("agreement/", agreement.agreement_page, name="agreement"),
+    path("agreement.csv", agreement.agreement_csv, name="agreement-csv"),
+    path("adjudication/", adjudication.adjudication_queue, name="adjudication-queue"),
+    path("trials/<int:pk>/adjudicate/", adjudication.adjudicate, name="adjudicate"),
+    path("trials/<int:pk>/blind/", blind.blind_review, name="blind-review"),
+    path("compare/", compare.compare_runs, name="compare"),
+    path("compare.csv", compare.compare_csv, name="compare-csv"),
+    path("compare/trials/<int:a>/<int:b>/", compare.compare_trials, name="compare-trials"),
 ]

@@ -17,22 +17,29 @@ def harbor_files() -> Path:
 def purge_review_data() -> None:
     """Empty every trial table, annotations included, for tests that need an empty database.
 
-    Annotations are append-only by trigger (review migration 0002); the triggers are dropped
-    for the purge and put back at once, exactly as the migration made them.
+    Annotations and adjudications are append-only by trigger (review migrations 0002 and
+    0005); the triggers are dropped for the purge and put back at once, exactly as the
+    migrations made them.
     """
     import importlib
 
     from django.db import connection
 
-    from review.models import Annotation
+    from review.models import Adjudication, Annotation
     from rewards.models import Job, Task
 
-    migration = importlib.import_module("review.migrations.0002_annotation_append_only")
-    migration.drop_triggers(connection)
+    migrations = [
+        importlib.import_module("review.migrations.0002_annotation_append_only"),
+        importlib.import_module("review.migrations.0005_adjudication"),
+    ]
+    for migration in migrations:
+        migration.drop_triggers(connection)
     try:
         with connection.cursor() as cursor:
-            cursor.execute(f"DELETE FROM {Annotation._meta.db_table}")  # noqa: S608
+            for model in (Adjudication, Annotation):
+                cursor.execute(f"DELETE FROM {model._meta.db_table}")  # noqa: S608
         Job.objects.all().delete()
         Task.objects.all().delete()
     finally:
-        migration.create_triggers(connection)
+        for migration in migrations:
+            migration.create_triggers(connection)

@@ -789,6 +789,8 @@ def test_the_openapi_schema_describes_every_operation(client: Client) -> None:
         "/api/jobs",
         "/api/jobs/{job_id}",
         "/api/ingest",
+        "/api/agreement",
+        "/api/compare",
     }
     names = {p["name"] for p in schema["paths"]["/api/trials"]["get"]["parameters"]}
     assert {"limit", "cursor", "agent", "reward_min", "disagreement", "sort"} <= names

@@ -7,6 +7,7 @@ from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_GET
 
+from review import plots
 from review.http import HttpRequest
 from review.roles import browse_required
 from review.stats import Summary, summary_aggregates
@@ -49,5 +50,11 @@ def job_detail(request: HttpRequest, pk: int) -> HttpResponse:
     return render(
         request,
         "review/job_detail.html",
-        {"job": job, "summary": summary, "by_task": by_task, "by_agent": by_agent},
+        {
+            "job": job,
+            "summary": summary,
+            "by_task": by_task,
+            "by_agent": by_agent,
+            "charts": list(plots.job_plots(job, summary).values()),
+        },
     )

@@ -48,7 +48,12 @@ def _to_claim(request: HttpRequest, claim: Claim | None, form: TrialFilterForm) 
         )
         return redirect(_with_query(reverse("review:queue"), query))
     query["queue"] = "1"
-    return redirect(_with_query(reverse("review:trial-detail", args=[claim.trial_id]), query))
+    return redirect(_with_query(reverse(_review_page(form), args=[claim.trial_id]), query))
+
+
+def _review_page(form: TrialFilterForm) -> str:
+    """Where a claimed trial is reviewed: the blind page in blind review, else the trial page."""
+    return "review:blind-review" if form.blind_review else "review:trial-detail"
 
 
 @require_GET
@@ -58,12 +63,19 @@ def queue(request: HttpRequest) -> HttpResponse:
     form = TrialFilterForm(request.GET)
     skipped = _skipped(request)
     query = form.canonical_query()
+    claim = claims.current_claim(request.user, form, skipped)
     context = {
         "form": form,
         "query": query,
         "active_filters": form.active_filters(),
         "sorted_by": sorted_by(form.current_sort),
-        "claim": claims.current_claim(request.user, form, skipped),
+        "claim": claim,
+        "blind": form.blind_review,
+        "review_url": (
+            f"{reverse(_review_page(form), args=[claim.trial_id])}?{_queue_trial_query(query)}"
+            if claim
+            else ""
+        ),
         "progress": claims.progress(form),
         "skipped_count": len(skipped),
         "claim_minutes": int(claims.CLAIM_TTL.total_seconds() // 60),
@@ -72,6 +84,10 @@ def queue(request: HttpRequest) -> HttpResponse:
         "skip_url": _with_query(reverse("review:queue-skip"), query),
         "unskip_url": _with_query(reverse("review:queue-unskip"), query),
         "trial_query": _queue_trial_query(query),
+        "reviewers_per_trial": form.reviewers_per_trial,
+        "overlap_hidden": [
+            (name, value) for name, values in query.lists() if name != "overlap" for value in values
+        ],
     }
     return render(request, "review/queue.html", context)
 

@@ -1,0 +1,358 @@
+"""Agreement between humans and the automated gates, and between reviewers, under a filter.
+
+The unit is a reviewer's latest annotation of a trial (DESIGN §3: the one that counts). A
+trial that two reviewers judged counts twice, once per reviewer. Defers abstain: they are
+counted apart and never enter a matrix; so do trials whose gate did not decide (no judge,
+an unparseable verdict, no scorers).
+
+Everything is counted by the database: one GROUP BY over the latest annotations (joined to
+their trial and task) gives every matrix of the three comparisons and of one breakdown
+dimension, and one self-join of the latest annotations gives the reviewer pairs. Python only
+adds up those grouped rows and computes the statistics (`rewards.agreement`) from them, so the
+page costs the same number of queries whatever the number of trials.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+from django.contrib.auth.models import User
+from django.db import connection
+from django.db.models import Case, Count, F, QuerySet, Value, When
+from django.http import QueryDict
+from django.urls import reverse
+
+from review.filters import NONE_VALUE, TrialFilterForm, latest_judge_model
+from review.models import Annotation
+from rewards import agreement
+from rewards.agreement import Interval
+from rewards.models import Trial
+
+GATE_LABELS = ("PASS", "FAIL")
+HUMAN_LABELS = ("pass", "fail")
+# The largest groups of a breakdown get their own matrix; the rest are summed up.
+MAX_GROUPS = 12
+MAX_PAIRS = 20
+# A breakdown row's interval is one of many on the page: fewer replicates keep it quick.
+GROUP_REPLICATES = 500
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """An automated outcome set against the humans: where it comes from and how to link it."""
+
+    key: str
+    label: str
+    param: str  # the explorer filter for the automated side
+    values: tuple[str, str]  # that filter's values for PASS and FAIL
+
+
+COMPARISONS = (
+    Comparison("judge", "Judge verdict", "judge_verdict", ("PASS", "FAIL")),
+    Comparison(
+        "verifier", "Verifier outcome (reward ≥ pass threshold)", "outcome", ("pass", "fail")
+    ),
+    Comparison("scorers", "Scorers OVERALL", "scorer_verdict", ("PASS", "FAIL")),
+)
+
+
+@dataclass(frozen=True)
+class Dimension:
+    key: str
+    label: str
+    param: str
+
+
+DIMENSIONS = {
+    d.key: d
+    for d in (
+        Dimension("failure_mode", "Failure mode", "failure_mode"),
+        Dimension("source", "Task source", "source"),
+        Dimension("judge_model", "Judge model", "judge_model"),
+    )
+}
+DEFAULT_DIMENSION = "failure_mode"
+
+
+@dataclass
+class Cell:
+    count: int
+    url: str
+
+
+@dataclass
+class Matrix:
+    """A 2x2 confusion matrix: rows the automated outcome, columns the human judgment."""
+
+    counts: list[list[int]]
+    urls: list[list[str]]
+    replicates: int = agreement.REPLICATES
+
+    @property
+    def n(self) -> int:
+        return sum(sum(row) for row in self.counts)
+
+    @property
+    def rows(self) -> list[tuple[str, list[Cell]]]:
+        return [
+            (label, [Cell(c, u) for c, u in zip(counts, urls, strict=True)])
+            for label, counts, urls in zip(GATE_LABELS, self.counts, self.urls, strict=True)
+        ]
+
+    @property
+    def observed(self) -> float | None:
+        return (self.counts[0][0] + self.counts[1][1]) / self.n if self.n else None
+
+    @cached_property
+    def kappa(self) -> float | None:
+        return agreement.cohen_kappa(self.counts)
+
+    @cached_property
+    def interval(self) -> Interval | None:
+        return agreement.kappa_interval(self.counts, replicates=self.replicates)
+
+    def as_dict(self) -> dict[str, Any]:
+        interval = self.interval
+        return {
+            "n": self.n,
+            "counts": {
+                auto: dict(zip(HUMAN_LABELS, row, strict=True))
+                for auto, row in zip(GATE_LABELS, self.counts, strict=True)
+            },
+            "observed_agreement": self.observed,
+            "kappa": self.kappa,
+            "kappa_ci": [interval.low, interval.high] if interval else None,
+        }
+
+
+@dataclass
+class Group:
+    value: str
+    matrix: Matrix
+
+    @property
+    def label(self) -> str:
+        return self.value or NONE_VALUE
+
+
+@dataclass
+class ComparisonResult:
+    comparison: Comparison
+    overall: Matrix
+    groups: list[Group]
+    other_groups: int  # groups beyond MAX_GROUPS
+    other_count: int  # their judgments
+    undecided: int  # judgments whose gate did not decide (no judge, no scorers, unparseable)
+
+
+@dataclass
+class ReviewerPair:
+    a: str
+    b: str
+    matrix: Matrix  # rows: a's judgment, columns: b's
+
+    @property
+    def kappa(self) -> float | None:
+        return self.matrix.kappa
+
+
+@dataclass
+class ReviewerAgreement:
+    pairs: list[ReviewerPair]
+    more_pairs: int
+    alpha: float | None
+    pairable: int  # judgments on trials with two or more reviewers
+    coincidence: list[list[float]] = field(default_factory=list)
+
+
+@dataclass
+class Report:
+    comparisons: list[ComparisonResult]
+    dimension: Dimension
+    judgments: int  # latest annotations under the filter
+    defers: int
+    reviewers: ReviewerAgreement
+
+
+# --- links ----------------------------------------------------------------------------------
+def explorer_url(base: QueryDict, **params: str) -> str:
+    query = base.copy()
+    query.pop("after", None)
+    for name, value in params.items():
+        query[name] = value
+    return f"{reverse('review:explorer')}?{query.urlencode()}"
+
+
+def _matrix(
+    counts: list[list[int]],
+    base: QueryDict,
+    comparison: Comparison,
+    replicates: int = agreement.REPLICATES,
+    **group: str,
+) -> Matrix:
+    urls = [
+        [
+            explorer_url(base, **{comparison.param: auto, "reviewer_judgment": human}, **group)
+            for human in HUMAN_LABELS
+        ]
+        for auto in comparison.values
+    ]
+    return Matrix(counts=counts, urls=urls, replicates=replicates)
+
+
+# --- the counts -----------------------------------------------------------------------------
+def counted(form: TrialFilterForm) -> QuerySet[Annotation]:
+    """The latest annotation of each reviewer on each trial under the filter."""
+    trials = form.filter(Trial.objects.all()).order_by().values("pk")
+    return form.counted_annotations().filter(trial__in=trials)
+
+
+def _dimension_expression(dimension: Dimension) -> Any:
+    if dimension.key == "judge_model":
+        return latest_judge_model("trial")
+    if dimension.key == "source":
+        return F("trial__task__source")
+    return F("trial__failure_mode")
+
+
+def grouped_counts(form: TrialFilterForm, dimension: Dimension) -> list[dict[str, Any]]:
+    """One query: judgments counted by every gate, the human judgment and the group."""
+    verifier = Case(
+        When(trial__reward__gte=F("trial__task__pass_threshold"), then=Value("PASS")),
+        default=Value("FAIL"),
+    )
+    rows: Any = (
+        counted(form)
+        .order_by()
+        .values(
+            judge=F("trial__judge_verdict"),
+            scorers=F("trial__scorer_verdict"),
+            verifier=verifier,
+            human=F("judgment"),
+            group=_dimension_expression(dimension),
+        )
+        .annotate(n=Count("id"))
+    )
+    return list(rows)
+
+
+def _empty() -> list[list[int]]:
+    return [[0, 0], [0, 0]]
+
+
+def report(form: TrialFilterForm, dimension_key: str = DEFAULT_DIMENSION) -> Report:
+    dimension = DIMENSIONS.get(dimension_key, DIMENSIONS[DEFAULT_DIMENSION])
+    rows = grouped_counts(form, dimension)
+    base = form.canonical_query()
+    judgments = sum(r["n"] for r in rows)
+    defers = sum(r["n"] for r in rows if r["human"] == "defer")
+    results = []
+    for comparison in COMPARISONS:
+        overall = _empty()
+        by_group: dict[str, list[list[int]]] = defaultdict(_empty)
+        undecided = 0
+        for row in rows:
+            if row["human"] not in HUMAN_LABELS:
+                continue
+            auto = row[comparison.key]
+            if auto not in GATE_LABELS:
+                undecided += row["n"]
+                continue
+            i, j = GATE_LABELS.index(auto), HUMAN_LABELS.index(row["human"])
+            overall[i][j] += row["n"]
+            by_group[row["group"] or ""][i][j] += row["n"]
+        ranked = sorted(by_group.items(), key=lambda item: (-sum(map(sum, item[1])), item[0]))
+        shown, rest = ranked[:MAX_GROUPS], ranked[MAX_GROUPS:]
+        results.append(
+            ComparisonResult(
+                comparison=comparison,
+                overall=_matrix(overall, base, comparison),
+                groups=[
+                    Group(
+                        value,
+                        _matrix(
+                            counts,
+                            base,
+                            comparison,
+                            GROUP_REPLICATES,
+                            **{dimension.param: value or NONE_VALUE},
+                        ),
+                    )
+                    for value, counts in shown
+                ],
+                other_groups=len(rest),
+                other_count=sum(sum(map(sum, counts)) for _, counts in rest),
+                undecided=undecided,
+            )
+        )
+    return Report(
+        comparisons=results,
+        dimension=dimension,
+        judgments=judgments,
+        defers=defers,
+        reviewers=reviewer_agreement(form),
+    )
+
+
+def pair_counts(form: TrialFilterForm) -> list[tuple[int, int, str, str, int, int]]:
+    """(reviewer a, reviewer b, a's judgment, b's judgment, raters on the trial, count).
+
+    One query: the latest pass/fail judgments under the filter, joined with themselves on
+    the trial (a < b, so each pair of reviewers once) and with the number of reviewers on the
+    trial, which Krippendorff's alpha needs to weigh each pair.
+    """
+    latest = counted(form).filter(judgment__in=HUMAN_LABELS).order_by()
+    inner, params = latest.values("trial_id", "reviewer_id", "judgment").query.sql_with_params()
+    sql = f"""
+        WITH latest (trial_id, reviewer_id, judgment) AS ({inner}),
+        raters AS (
+            SELECT trial_id, COUNT(*) AS m FROM latest GROUP BY trial_id HAVING COUNT(*) > 1
+        )
+        SELECT a.reviewer_id, b.reviewer_id, a.judgment, b.judgment, r.m, COUNT(*)
+        FROM latest a
+        JOIN latest b ON b.trial_id = a.trial_id AND b.reviewer_id > a.reviewer_id
+        JOIN raters r ON r.trial_id = a.trial_id
+        GROUP BY a.reviewer_id, b.reviewer_id, a.judgment, b.judgment, r.m
+    """  # noqa: S608 (the inner query is Django's, compiled with its parameters apart)
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return [tuple(row) for row in cursor.fetchall()]
+
+
+def reviewer_agreement(form: TrialFilterForm) -> ReviewerAgreement:
+    rows = pair_counts(form)
+    coincidence = agreement.coincidences(
+        ((a_j, b_j, m, n) for _, _, a_j, b_j, m, n in rows), HUMAN_LABELS
+    )
+    by_pair: dict[tuple[int, int], list[list[int]]] = defaultdict(_empty)
+    for a, b, a_j, b_j, _, n in rows:
+        by_pair[(a, b)][HUMAN_LABELS.index(a_j)][HUMAN_LABELS.index(b_j)] += n
+    ranked = sorted(by_pair.items(), key=lambda item: (-sum(map(sum, item[1])), item[0]))
+    shown = ranked[:MAX_PAIRS]
+    names = _usernames(pk for pair, _ in shown for pk in pair)
+    pairs = [
+        ReviewerPair(
+            a=names.get(a, str(a)),
+            b=names.get(b, str(b)),
+            matrix=Matrix(counts=counts, urls=[["", ""], ["", ""]], replicates=GROUP_REPLICATES),
+        )
+        for (a, b), counts in shown
+    ]
+    return ReviewerAgreement(
+        pairs=pairs,
+        more_pairs=len(ranked) - len(shown),
+        alpha=agreement.krippendorff_alpha_nominal(coincidence),
+        pairable=round(sum(map(sum, coincidence))),
+        coincidence=coincidence,
+    )
+
+
+def _usernames(pks: Iterable[int]) -> dict[int, str]:
+    wanted = set(pks)
+    if not wanted:
+        return {}
+    return dict(User.objects.filter(pk__in=wanted).values_list("pk", "username"))

@@ -1,0 +1,130 @@
+"""Blind review: a trial shown without its reward, gates or other reviewers' annotations.
+
+The queue's blind mode hands trials out to this page. Its context is built from a narrow
+record (`BlindTrial`) and the agent's own artifacts, so nothing hidden can reach the HTML
+whatever the template does; the reviewer sees everything on the trial page once they have
+submitted. An annotation made here is recorded as blind.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpResponse, QueryDict
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_http_methods
+
+from review import presenters
+from review.filters import TrialFilterForm
+from review.forms import STEP_KINDS, AnnotationForm
+from review.http import HttpRequest
+from review.models import Annotation, ReviewerProfile, add_annotation
+from review.roles import annotate_required
+from rewards.models import Trial, TrialDetail
+
+# What a blind reviewer may read of the trial row: nothing automated, nothing human.
+BLIND_FIELDS = (
+    "pk",
+    "name",
+    "job__name",
+    "task__name",
+    "task__source",
+    "task__instruction",
+    "agent_name",
+    "model_name",
+)
+ARTIFACT_FIELDS = (
+    "trajectory",
+    "workspace_diff",
+    "command",
+    "exit_code",
+    "stdout_tail",
+    "stderr_tail",
+    "final_response",
+)
+
+
+@dataclass(frozen=True)
+class BlindTrial:
+    pk: int
+    name: str
+    job: str
+    task: str
+    source: str
+    instruction: str
+    agent: str
+    model: str
+
+
+def _blind_trial(pk: int) -> BlindTrial:
+    row = Trial.objects.filter(pk=pk).values_list(*BLIND_FIELDS).first()
+    if row is None:
+        raise Http404
+    return BlindTrial(*row)
+
+
+def _page_query(request: HttpRequest) -> QueryDict:
+    query = TrialFilterForm(request.GET).canonical_query()
+    query["queue"] = "1"
+    return query
+
+
+def _revealed(trial_pk: int, query: QueryDict) -> HttpResponse:
+    return redirect(f"{reverse('review:trial-detail', args=[trial_pk])}?{query.urlencode()}")
+
+
+@require_http_methods(["GET", "POST"])
+@login_required
+@annotate_required
+def blind_review(request: HttpRequest, pk: int) -> HttpResponse:
+    trial = _blind_trial(pk)
+    query = _page_query(request)
+    already = Annotation.objects.filter(trial_id=pk, reviewer=request.user).exists()
+    if request.method == "POST":
+        form = AnnotationForm(request.POST)
+        if form.is_valid():
+            data = form.cleaned_data
+            add_annotation(
+                trial_id=pk,
+                reviewer=request.user,
+                judgment=data["judgment"],
+                categories=data["categories"],
+                notes=data["notes"],
+                reviewer_discipline=data["reviewer_discipline"],
+                # A reviewer who had already judged this trial had seen it revealed.
+                blind=not already,
+            )
+            messages.success(request, "Annotation saved. Here is everything about the trial.")
+            return _revealed(pk, query)
+    elif already:
+        messages.info(request, "You have reviewed this trial already, so it is shown in full.")
+        return _revealed(pk, query)
+    else:
+        discipline = (
+            ReviewerProfile.objects.filter(user=request.user)
+            .values_list("discipline", flat=True)
+            .first()
+        )
+        form = AnnotationForm(initial={"reviewer_discipline": discipline or ""})
+    detail = TrialDetail.objects.filter(trial_id=pk).only(*ARTIFACT_FIELDS).first()
+    context: dict[str, Any] = {
+        "trial": trial,
+        "form": form,
+        "detail": detail,
+        "trajectory": presenters.trajectory(detail.trajectory if detail else None, STEP_KINDS),
+        "diff": presenters.diff(detail.workspace_diff if detail else ""),
+        "query": query.urlencode(),
+        "skip_url": f"{reverse('review:queue-skip')}?{_filters_only(query)}",
+    }
+    status = 400 if request.method == "POST" else 200
+    return render(request, "review/blind_review.html", context, status=status)
+
+
+def _filters_only(query: QueryDict) -> str:
+    filters = query.copy()
+    filters.pop("queue", None)
+    return filters.urlencode()

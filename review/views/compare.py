@@ -1,0 +1,116 @@
+"""Compare runs: two jobs task by task, and two trials of a task side by side."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpResponse
+from django.shortcuts import render
+from django.views.decorators.http import require_GET
+
+from review import compare, figures, presenters
+from review.filters import QuickSelect
+from review.forms import STEP_KINDS
+from review.http import HttpRequest
+from review.roles import browse_required
+from rewards.models import Job, JudgeVerdict, ScorerResult, Trial, TrialDetail
+
+
+class CompareForm(forms.Form):
+    """`?a=<job>&b=<job>`: the two runs, by id; the same job twice is refused."""
+
+    a = forms.ModelChoiceField(
+        queryset=Job.objects.only("id", "name").order_by("-id"),
+        label="Run A",
+        widget=QuickSelect,
+    )
+    b = forms.ModelChoiceField(
+        queryset=Job.objects.only("id", "name").order_by("-id"),
+        label="Run B",
+        widget=QuickSelect,
+    )
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean() or {}
+        a, b = cleaned.get("a"), cleaned.get("b")
+        if a is not None and a == b:
+            self.add_error("b", "Choose two different runs.")
+        return cleaned
+
+
+@require_GET
+@login_required
+@browse_required
+def compare_runs(request: HttpRequest) -> HttpResponse:
+    form = CompareForm(request.GET or None)
+    result = (
+        compare.compare(form.cleaned_data["a"], form.cleaned_data["b"]) if form.is_valid() else None
+    )
+    return render(
+        request,
+        "review/compare.html",
+        {"form": form, "result": result, "max_flips": compare.MAX_FLIPS},
+    )
+
+
+def _column(
+    trial: Trial,
+    details: dict[int, TrialDetail],
+    scorers: list[ScorerResult],
+    judges: list[JudgeVerdict],
+) -> dict[str, Any]:
+    detail = details.get(trial.pk)
+    own_scorers = [s for s in scorers if s.trial_id == trial.pk]
+    own_judges = [j for j in judges if j.trial_id == trial.pk]
+    return {
+        "trial": trial,
+        "scorers": own_scorers,
+        "judge": own_judges[0] if own_judges else None,
+        "trajectory": presenters.trajectory(detail.trajectory if detail else None, STEP_KINDS),
+        "diff": presenters.diff(detail.workspace_diff if detail else ""),
+    }
+
+
+@require_GET
+@login_required
+@browse_required
+def compare_trials(request: HttpRequest, a: int, b: int) -> HttpResponse:
+    """Two trials side by side: header, gates, scorers, judge, trajectory and diff."""
+    trials = Trial.objects.list_columns().defer("job__config", "job__stats").in_bulk([a, b])
+    if a not in trials or b not in trials:
+        raise Http404
+    details = {
+        d.trial_id: d
+        for d in TrialDetail.objects.filter(trial__in=[a, b]).only(
+            "trial_id", "trajectory", "workspace_diff"
+        )
+    }
+    scorers = list(ScorerResult.objects.filter(trial__in=[a, b]).order_by("trial", "position"))
+    judges = list(
+        JudgeVerdict.objects.filter(trial__in=[a, b]).order_by(*JudgeVerdict.LATEST_FIRST)
+    )
+    columns = [_column(trials[pk], details, scorers, judges) for pk in (a, b)]
+    return render(request, "review/compare_trials.html", {"columns": columns})
+
+
+@require_GET
+@login_required
+@browse_required
+def compare_csv(request: HttpRequest) -> HttpResponse:
+    form = CompareForm(request.GET)
+    if not form.is_valid():
+        errors = [f"{name}: {m}" for name, messages in form.errors.items() for m in messages]
+        return HttpResponse(
+            "The runs are not valid:\n" + "\n".join(errors),
+            status=400,
+            content_type="text/plain; charset=utf-8",
+        )
+    result = compare.compare(form.cleaned_data["a"], form.cleaned_data["b"])
+    response = HttpResponse(
+        figures.to_csv(figures.COMPARE_COLUMNS, figures.compare_rows(result)),
+        content_type="text/csv; charset=utf-8",
+    )
+    response["Content-Disposition"] = 'attachment; filename="trialdesk-compare.csv"'
+    return response

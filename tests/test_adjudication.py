@@ -1,0 +1,210 @@
+"""Adjudication: conflicting trials wait for an expert's final verdict, an append-only record."""
+
+from __future__ import annotations
+
+import pytest
+from django.contrib.auth.models import User
+from django.db import DatabaseError, connection, transaction
+from django.test import Client
+
+from review import adjudication
+from review.models import Adjudication, Annotation, AppendOnlyError, add_annotation
+from rewards.models import Trial
+from tests import review_factories as f
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def people() -> dict[str, User]:
+    return {
+        "rita": f.make_user("rita", "reviewer"),
+        "sam": f.make_user("sam", "expert"),
+        "eve": f.make_user("eve", "expert"),
+    }
+
+
+@pytest.fixture
+def split(people: dict[str, User]) -> Trial:
+    """rita says pass, then fail, then pass; sam says fail: reviewer against reviewer."""
+    trial = f.make_trial(name="split", judges=[f.judge("PASS")])
+    add_annotation(trial_id=trial.pk, reviewer=people["rita"], judgment="fail")
+    add_annotation(trial_id=trial.pk, reviewer=people["rita"], judgment="pass")
+    add_annotation(trial_id=trial.pk, reviewer=people["sam"], judgment="fail")
+    return trial
+
+
+@pytest.fixture
+def against_judge(people: dict[str, User]) -> Trial:
+    """Both humans say pass; the judge says FAIL."""
+    trial = f.make_trial(name="against-judge", judges=[f.judge("FAIL", failure_mode="units")])
+    add_annotation(trial_id=trial.pk, reviewer=people["rita"], judgment="pass")
+    add_annotation(trial_id=trial.pk, reviewer=people["sam"], judgment="pass")
+    return trial
+
+
+def _waiting(*kinds: str) -> list[str]:
+    return sorted(f.names(adjudication.awaiting(list(kinds))))
+
+
+def test_conflicts_enter_the_queue_as_configured(split: Trial, against_judge: Trial) -> None:
+    f.make_trial(name="agreed", judges=[f.judge("PASS")])
+    assert _waiting("human") == ["split"]
+    assert _waiting("judge") == ["against-judge"]
+    assert _waiting("human", "judge") == ["against-judge", "split"]
+    assert adjudication.conflicts_of(split) == ["human"]
+    assert adjudication.conflicts_of(against_judge) == ["judge"]
+
+
+def test_a_verdict_names_the_annotations_it_settles_and_leaves_them_unchanged(
+    people: dict[str, User], split: Trial
+) -> None:
+    before = list(Annotation.objects.filter(trial=split).values_list("id", "judgment"))
+    verdict = adjudication.adjudicate(
+        trial_id=split.pk, adjudicator=people["eve"], verdict="pass", rationale="Units match."
+    )
+    latest = Annotation.objects.filter(trial=split).latest_per_reviewer()
+    assert sorted(verdict.settled) == sorted(latest.values_list("id", flat=True))
+    assert len(verdict.settled) == 2  # rita's latest and sam's, not rita's first
+    assert verdict.annotation_count == 3
+    assert verdict.conflict == "human"
+    assert list(Annotation.objects.filter(trial=split).values_list("id", "judgment")) == before
+    assert _waiting("human") == []
+
+
+def test_a_newer_annotation_reopens_a_settled_trial(people: dict[str, User], split: Trial) -> None:
+    adjudication.adjudicate(
+        trial_id=split.pk, adjudicator=people["eve"], verdict="fail", rationale="Off by 10x."
+    )
+    add_annotation(trial_id=split.pk, reviewer=people["rita"], judgment="pass")
+    assert _waiting("human") == ["split"]
+
+
+def test_an_adjudicator_who_reviewed_the_trial_is_refused(
+    people: dict[str, User], split: Trial
+) -> None:
+    with pytest.raises(adjudication.AdjudicationError, match="another adjudicator"):
+        adjudication.adjudicate(
+            trial_id=split.pk, adjudicator=people["sam"], verdict="fail", rationale="Mine."
+        )
+    assert not Adjudication.objects.exists()
+
+
+def test_adjudications_are_append_only_in_code_and_in_the_database(
+    people: dict[str, User], split: Trial
+) -> None:
+    verdict = adjudication.adjudicate(
+        trial_id=split.pk, adjudicator=people["eve"], verdict="pass", rationale="Fine."
+    )
+    with pytest.raises(AppendOnlyError):
+        Adjudication.objects.all().update(verdict="fail")
+    with pytest.raises(AppendOnlyError):
+        verdict.delete()
+    verdict.rationale = "changed"
+    with pytest.raises(AppendOnlyError):
+        verdict.save()
+    for sql in (
+        "UPDATE review_adjudication SET verdict = 'fail'",
+        "DELETE FROM review_adjudication",
+    ):
+        with (
+            pytest.raises(DatabaseError, match="append-only"),
+            transaction.atomic(),
+            connection.cursor() as cursor,
+        ):
+            cursor.execute(sql)
+    assert Adjudication.objects.get().verdict == "pass"
+
+
+def test_the_queue_lists_waiting_trials_in_a_fixed_number_of_queries(
+    client: Client,
+    people: dict[str, User],
+    split: Trial,
+    against_judge: Trial,
+    django_assert_num_queries,
+) -> None:
+    client.force_login(people["eve"])
+    # session, user, roles, one page of waiting trials.
+    with django_assert_num_queries(4):
+        response = client.get("/adjudication/?conflict=human&conflict=judge")
+    html = response.content.decode()
+    assert response.status_code == 200
+    assert "split" in html
+    assert "against-judge" in html
+    assert f"/trials/{split.pk}/adjudicate/?conflict=human&amp;conflict=judge" in html
+    only_human = client.get("/adjudication/").content.decode()
+    assert "against-judge" not in only_human
+
+
+def test_an_expert_records_a_verdict_through_the_page(
+    client: Client, people: dict[str, User], split: Trial
+) -> None:
+    client.force_login(people["eve"])
+    page = client.get(f"/trials/{split.pk}/adjudicate/").content.decode()
+    assert "Reviewer against reviewer" in page
+    assert page.count("<li>#") == 3  # every annotation stays visible
+    response = client.post(
+        f"/trials/{split.pk}/adjudicate/?conflict=human",
+        {"verdict": "fail", "rationale": "The drop is 3.2 mV, not V."},
+    )
+    assert response.status_code == 302
+    assert response["Location"] == "/adjudication/"
+    verdict = Adjudication.objects.get()
+    assert (verdict.adjudicator, verdict.verdict) == (people["eve"], "fail")
+    after = client.get(f"/trials/{split.pk}/adjudicate/").content.decode()
+    assert "The drop is 3.2 mV, not V." in after
+
+
+def test_a_verdict_without_rationale_or_by_a_party_is_refused_with_a_reason(
+    client: Client, people: dict[str, User], split: Trial
+) -> None:
+    client.force_login(people["eve"])
+    response = client.post(f"/trials/{split.pk}/adjudicate/", {"verdict": "pass", "rationale": " "})
+    assert response.status_code == 400
+    assert "Give a rationale." in response.content.decode()
+    client.force_login(people["sam"])
+    response = client.post(f"/trials/{split.pk}/adjudicate/", {"verdict": "pass", "rationale": "x"})
+    assert response.status_code == 400
+    assert "another adjudicator must settle it" in response.content.decode()
+    assert not Adjudication.objects.exists()
+
+
+@pytest.mark.parametrize("url", ["/adjudication/", "/trials/{pk}/adjudicate/"])
+def test_only_experts_and_staff_adjudicate(
+    client: Client, people: dict[str, User], split: Trial, url: str
+) -> None:
+    url = url.format(pk=split.pk)
+    assert client.get(url).status_code == 302
+    client.force_login(people["rita"])
+    assert client.get(url).status_code == 403
+    f.login(client, "ann", "analyst")
+    assert client.get(url).status_code == 403
+    f.login(client, "boss", staff=True)
+    assert client.get(url).status_code == 200
+
+
+def test_adjudicating_needs_a_csrf_token(people: dict[str, User], split: Trial) -> None:
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(people["eve"])
+    response = client.post(f"/trials/{split.pk}/adjudicate/", {"verdict": "pass", "rationale": "x"})
+    assert response.status_code == 403
+    assert not Adjudication.objects.exists()
+
+
+def test_hostile_notes_are_escaped_on_the_adjudicate_page(client: Client, people: dict) -> None:
+    trial = f.write(f.hostile_bundle())[0]
+    add_annotation(trial_id=trial.pk, reviewer=people["rita"], judgment="pass", notes=f.HOSTILE)
+    client.force_login(people["eve"])
+    html = client.get(f"/trials/{trial.pk}/adjudicate/").content.decode()
+    assert "<script>window.__pwned" not in html
+    assert "&lt;script&gt;window.__pwned" in html
+
+
+def test_the_adjudicate_page_runs_a_fixed_number_of_queries(
+    client: Client, people: dict[str, User], split: Trial, django_assert_num_queries
+) -> None:
+    client.force_login(people["eve"])
+    # session, user, roles, the trial, each reviewer's latest, every annotation, earlier
+    # verdicts, the current conflicts.
+    with django_assert_num_queries(8):
+        assert client.get(f"/trials/{split.pk}/adjudicate/").status_code == 200
