@@ -252,6 +252,16 @@ def _rows_queryset(queryset: QuerySet[Trial], columns: list[Column], as_text: bo
     )
 
 
+def export_rows(queryset: QuerySet[Trial], *, as_text: bool) -> QuerySet:
+    """The export's one SELECT: CSV text cells, or typed values (Parquet, the benchmark)."""
+    return _rows_queryset(queryset, trial_columns(reviewers_for(queryset)), as_text)
+
+
+def export_select(queryset: QuerySet[Trial], *, as_text: bool) -> tuple[str, tuple[Any, ...]]:
+    sql, params = export_rows(queryset, as_text=as_text).query.sql_with_params()
+    return sql, tuple(params)
+
+
 def _typed(column: Column) -> Any:
     return F(column.value) if isinstance(column.value, str) else column.value
 

@@ -8,6 +8,14 @@ ROOT = Path(__file__).resolve().parent.parent
 HARBOR_SAMPLES = ROOT.parent / "shared" / "harbor_samples"
 
 
+@pytest.fixture(autouse=True)
+def _empty_cache() -> None:
+    """Each test starts with an empty cache (the job choices live there between requests)."""
+    from django.core.cache import cache
+
+    cache.clear()
+
+
 @pytest.fixture
 def harbor_samples() -> Path:
     if not HARBOR_SAMPLES.is_dir():

@@ -15,6 +15,7 @@ from django_htmx.http import push_url
 from review.filters import SORT_KEYS, TrialFilterForm
 from review.http import HttpRequest, wants_fragment
 from review.roles import browse_required, can_annotate, can_export
+from review.rows import trial_rows
 from rewards.models import Trial
 
 # Exactly what a row shows (and the keyset sorts on): no JSON, no long text, no blob.
@@ -106,6 +107,7 @@ def explorer(request: HttpRequest) -> HttpResponse:
     context = {
         "form": form,
         "page": page,
+        "rows": trial_rows(page.rows, query.urlencode()),
         "query": query,
         "columns": columns_for(form.current_sort),
         "sorted_by": sorted_by(form.current_sort),
