@@ -25,6 +25,7 @@ from django.utils.html import format_html
 from django.utils.safestring import SafeString
 
 from review.choices import job_choices
+from review.search import search
 from review.widgets import FastWidgetRenderer
 from rewards.models import (
     Disagreement,
@@ -313,12 +314,7 @@ class TrialFilterForm(forms.Form):
                 Exists(ErrorTag.objects.filter(trial=OuterRef("pk"), category=category))
             )
         if q := value("q"):
-            queryset = queryset.filter(
-                Q(name__icontains=q)
-                | Q(task__name__icontains=q)
-                | Q(agent_name__icontains=q)
-                | Q(model_name__icontains=q)
-            )
+            queryset = search(queryset, q)
         return queryset
 
     @staticmethod
