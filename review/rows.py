@@ -3,17 +3,18 @@
 Fifty rows of nine cells through the template engine (a tag, a filter or an `{% if %}` per
 cell) cost several times the query that fetched them; one formatted string per row keeps
 the page within its budget (DESIGN §7). Names come from artifacts an agent may have written:
-every value goes through `format_html`, which escapes it, and the badges are the same
-`format_html` helpers the templates use, so nothing here is marked safe by hand.
+every value is escaped by Django's `escape` (once per distinct text on a page) and the row
+assembled by `format_html`; the badges are the same `format_html` helpers the templates use,
+so nothing here is marked safe by hand.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from functools import lru_cache
 
 from django.urls import reverse
-from django.utils.html import format_html, format_html_join
+from django.utils.html import escape, format_html, format_html_join
 from django.utils.safestring import SafeString
 
 from review.templatetags.review_tags import gate_badge, human_badge, score
@@ -62,28 +63,41 @@ def trial_rows(trials: Iterable[Trial], query: str) -> SafeString:
     # One reverse for the page: the trial URL around a placeholder id, filled in per row.
     before, after = reverse("review:trial-detail", args=[0]).rsplit("0", 1)
     after += f"?{query}" if query else ""
-    return format_html_join("", _ROW, (_cells(trial, before, after) for trial in trials))
+    # Jobs, tasks, agents and models repeat down a page: each text is escaped once.
+    escaped: dict[str, SafeString] = {}
+
+    def text(value: str) -> SafeString:
+        found = escaped.get(value)
+        if found is None:
+            found = escaped[value] = escape(value)
+        return found
+
+    return format_html_join("", _ROW, (_cells(trial, before, after, text) for trial in trials))
 
 
-def _cells(trial: Trial, before: str, after: str) -> tuple[object, ...]:
-    job, task = trial.job.name, trial.task
+def _cells(
+    trial: Trial, before: str, after: str, text: Callable[[str], SafeString]
+) -> tuple[object, ...]:
+    name, job, task = text(trial.name), text(trial.job.name), trial.task
+    task_name, source = text(task.name), text(task.source)
+    agent, model = text(trial.agent_name), text(trial.model_name)
     gate, human = trial.gate_disagreement, trial.human_disagreement
     return (
         _DISAGREES if gate or human else _NOTHING,
         f"{before}{trial.pk}{after}",
-        trial.name,
-        trial.name,
+        name,
+        name,
         job,
         job,
-        task.name,
-        task.name,
-        format_html('<span class="sub clip" title="{}">{}</span>', task.source, task.source)
-        if task.source
+        task_name,
+        task_name,
+        format_html('<span class="sub clip" title="{}">{}</span>', source, source)
+        if source
         else _NOTHING,
-        trial.agent_name,
-        trial.agent_name or "—",
-        trial.model_name,
-        trial.model_name or "—",
+        agent,
+        agent or "—",
+        model,
+        model or "—",
         score(trial.reward),
         _VALID if trial.is_valid else _INVALID,
         _gate(trial.scorer_verdict, "no scorers"),
