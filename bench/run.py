@@ -34,7 +34,10 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from django.test import Client
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -165,7 +168,7 @@ def ensure_trials(trials: int) -> None:
             cursor.execute("ANALYZE")
 
 
-def logged_in_client():  # type: ignore[no-untyped-def]
+def logged_in_client() -> Client:
     from django.contrib.auth.models import Group, User
     from django.test import Client
 
@@ -226,7 +229,7 @@ def common_word() -> str:
     return agent[:4]
 
 
-def deep_page_url(client, pages: int) -> str:  # type: ignore[no-untyped-def]
+def deep_page_url(client: Client, pages: int) -> str:
     """Follow the explorer's own "next" links `pages` times, as a reader scrolling would."""
     url = "/"
     for _ in range(pages):
