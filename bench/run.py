@@ -254,7 +254,8 @@ def bench_export(trials: int, repeat: int) -> list[Figure]:
         def fetch() -> int:
             response = client.get(url)
             assert response.status_code == 200, (url, response.status_code)
-            return sum(len(chunk) for chunk in response.streaming_content)
+            chunks: Iterable[bytes] = response.streaming_content  # type: ignore[attr-defined]
+            return sum(len(chunk) for chunk in chunks)
 
         return fetch
 
