@@ -26,7 +26,7 @@ from django.utils.safestring import SafeString
 
 from review.choices import job_choices
 from review.search import search
-from review.widgets import FastWidgetRenderer
+from review.widgets import FastSelect, FastWidgetRenderer
 from rewards.models import (
     Disagreement,
     ErrorTag,
@@ -239,6 +239,9 @@ class TrialFilterForm(forms.Form):
         # The <select> shows the cached newest jobs (read only when it is rendered: a
         # fragment has none); validation still looks the job up.
         self.fields["job"].widget.choices = JobChoices()
+        for field in self.fields.values():
+            if type(field.widget) is forms.Select:
+                field.widget = FastSelect(attrs=field.widget.attrs, choices=field.widget.choices)
 
     def clean(self) -> dict[str, Any]:
         cleaned = super().clean() or {}
