@@ -239,9 +239,6 @@ class TrialFilterForm(forms.Form):
         # The <select> shows the cached newest jobs (read only when it is rendered: a
         # fragment has none); validation still looks the job up.
         self.fields["job"].widget.choices = JobChoices()
-        for field in self.fields.values():
-            if type(field.widget) is forms.Select:
-                field.widget = FastSelect(attrs=field.widget.attrs, choices=field.widget.choices)
 
     def clean(self) -> dict[str, Any]:
         cleaned = super().clean() or {}
@@ -399,6 +396,12 @@ class TrialFilterForm(forms.Form):
                 value = _choice_label(field.choices, value)
             described.append((str(field.label or name.replace("_", " ").capitalize()), str(value)))
         return described
+
+
+# Every plain <select> of the filter is written by FastSelect; swapped once, on the class.
+for _field in TrialFilterForm.base_fields.values():
+    if type(_field.widget) is forms.Select:
+        _field.widget = FastSelect(attrs=_field.widget.attrs, choices=_field.widget.choices)
 
 
 def _choice_label(choices: Any, value: Any) -> Any:
