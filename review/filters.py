@@ -17,7 +17,8 @@ from itertools import islice
 from typing import Any
 
 from django import forms
-from django.db.models import Exists, OuterRef, Q, QuerySet, Subquery
+from django.db.models import Exists, F, OuterRef, Q, QuerySet, Subquery
+from django.db.models.fields.tuple_lookups import Tuple, TupleGreaterThan, TupleLessThan
 from django.forms.utils import flatatt
 from django.http import QueryDict
 from django.utils.choices import BaseChoiceIterator
@@ -346,7 +347,7 @@ class TrialFilterForm(forms.Form):
             except CursorError:
                 self.add_error("after", "This page link is out of date; showing the first page.")
             else:
-                queryset = queryset.filter(_after(key.field, value, pk, descending))
+                queryset = queryset.filter(_after_row(key.field, value, pk, descending))
                 continuation = True
         rows = list(queryset[: size + 1])
         next_cursor = None
@@ -437,6 +438,19 @@ def _after(field: str, value: Any, pk: Any, descending: bool) -> Q:
     return Q(**{f"{field}__{op}": value}) & (
         Q(**{f"{field}__{strict}": value}) | Q(**{f"id__{id_op}": pk})
     )
+
+
+def _after_row(field: str, value: Any, pk: int, descending: bool) -> Any:
+    """Rows strictly after (value, pk), as one row comparison: `(field, id) > (value, pk)`.
+
+    The database starts its (field, id) index scan exactly at the cursor, however many rows
+    share the cursor's value (a page deep in "reward, ascending" sits among thousands of
+    zeros, which `_after`'s form would read and discard).
+    """
+    if field == "id":
+        return Q(id__lt=pk) if descending else Q(id__gt=pk)
+    lookup = TupleLessThan if descending else TupleGreaterThan
+    return lookup(Tuple(F(field), F("id")), (value, pk))
 
 
 def _sort_value(trial: Trial, field: str) -> Any:
