@@ -329,15 +329,20 @@ def same_columns_copy() -> int:
 
 
 def export_peak_rss(filter_query: str) -> float:
-    """Peak memory (MiB) of a process that exports the CSV of `filter_query`."""
+    """Peak memory (MiB) of a process that exports the CSV of `filter_query`.
+
+    Read from /proc (VmHWM, the peak of this process's own memory): `ru_maxrss` would carry
+    the parent's size over fork and exec and report the benchmark's own peak instead.
+    """
     script = (
-        "import os,sys,resource,django;"
+        "import os,sys,django;"
         "os.environ.setdefault('DJANGO_SETTINGS_MODULE','bench.settings');"
         f"sys.path.insert(0,{str(ROOT)!r});django.setup();"
         "from django.core.management import call_command;"
         f"call_command('export',format='csv',filter={filter_query!r},output=os.devnull,"
         "verbosity=0);"
-        "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)"
+        "print(next(line.split()[1] for line in open('/proc/self/status')"
+        " if line.startswith('VmHWM')))"
     )
     out = subprocess.run(
         [sys.executable, "-c", script], capture_output=True, text=True, check=True, cwd=ROOT
