@@ -43,11 +43,11 @@ from pydantic import ConfigDict, TypeAdapter, ValidationError as PydanticValidat
 
 from review import agreement, compare, figures, tokens
 from review.exports import with_annotations
-from review.filters import CursorError, TrialFilterForm, decode_cursor
+from review.filters import CursorError, TrialFilterForm, decode_cursor, encode_cursor
 from review.forms import MAX_CATEGORIES, MAX_CATEGORY_LENGTH, AnnotationForm
 from review.models import Annotation, ReviewerProfile, add_annotation
 from review.roles import can_annotate, can_browse, can_ingest
-from review.stats import Summary, summary_aggregates
+from review.stats import Summary, jobs_page, summary_aggregates
 from review.views.agreement import AgreementForm
 from review.views.compare import CompareForm
 from rewards.export import bundle_queryset
@@ -369,6 +369,20 @@ class JobOut(Schema):
     summary: Summary
 
 
+class JobPage(Schema):
+    items: list[JobOut]
+    next_cursor: str | None = Field(
+        description="Pass as `cursor` for the next page; null on the last page."
+    )
+
+
+class JobPageQuery(Schema):
+    limit: int = Field(DEFAULT_PAGE, ge=1, le=MAX_PAGE, description="Jobs per page.")
+    cursor: str | None = Field(
+        None, max_length=200, description="`next_cursor` of the previous page."
+    )
+
+
 class TaskBreakdown(Schema):
     task: str
     source: str
@@ -599,6 +613,8 @@ def create_annotation(
 
 # --- jobs ------------------------------------------------------------------------------------
 jobs = Router(tags=["jobs"], auth=browse_auth)
+# Job cursors are trial-style cursors on the id, newest first.
+JOBS_CURSOR_SORT = "-id"
 
 
 def _job_out(job: Job, summary: Summary) -> dict[str, Any]:
@@ -613,15 +629,25 @@ def _job_out(job: Job, summary: Summary) -> dict[str, Any]:
     }
 
 
-@jobs.get("/jobs", response={200: list[JobOut], **ERRORS}, summary="Jobs with trial counts")
-def list_jobs(request: HttpRequest) -> list[JobOut]:
-    """Every job, newest first, with trial counts and gate pass rates (one query)."""
-    rows = (
-        Job.objects.defer("config", "stats")
-        .annotate(**summary_aggregates("trials__"))
-        .order_by("-id")
+@jobs.get("/jobs", response={200: JobPage, **ERRORS}, summary="Jobs with trial counts")
+def list_jobs(request: HttpRequest, page: Query[JobPageQuery]) -> JobPage:
+    """Jobs newest first with trial counts and gate pass rates, a keyset page at a time
+    (one query per page); walk with `cursor`."""
+    after = None
+    if page.cursor:
+        try:
+            _, after = decode_cursor(page.cursor, JOBS_CURSOR_SORT)
+        except CursorError as exc:
+            raise ValidationError(
+                [{"loc": ("query", "cursor"), "msg": str(exc), "type": "invalid"}]
+            ) from exc
+    rows = jobs_page(after, page.limit)
+    return JobPage(
+        items=[JobOut(**_job_out(job, Summary.of(job))) for job in rows.jobs],
+        next_cursor=None
+        if rows.next_after is None
+        else encode_cursor(JOBS_CURSOR_SORT, rows.next_after, rows.next_after),
     )
-    return [JobOut(**_job_out(job, Summary.of(job))) for job in rows]
 
 
 @jobs.get(

@@ -15,12 +15,14 @@ from __future__ import annotations
 
 import csv
 import io
+import itertools
 import json
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 from django.contrib.auth.models import User
 from django.db import connection
@@ -252,6 +254,16 @@ def _rows_queryset(queryset: QuerySet[Trial], columns: list[Column], as_text: bo
     )
 
 
+def export_rows(queryset: QuerySet[Trial], *, as_text: bool) -> QuerySet:
+    """The export's one SELECT: CSV text cells, or typed values (Parquet, the benchmark)."""
+    return _rows_queryset(queryset, trial_columns(reviewers_for(queryset)), as_text)
+
+
+def export_select(queryset: QuerySet[Trial], *, as_text: bool) -> tuple[str, tuple[Any, ...]]:
+    sql, params = export_rows(queryset, as_text=as_text).query.sql_with_params()
+    return sql, tuple(params)
+
+
 def _typed(column: Column) -> Any:
     return F(column.value) if isinstance(column.value, str) else column.value
 
@@ -334,33 +346,100 @@ def iter_parquet(queryset: QuerySet[Trial], chunk: int = 20_000) -> Iterator[byt
     """The same rows and columns as the CSV, typed, one row group per chunk."""
     columns = trial_columns(reviewers_for(queryset))
     schema = pa.schema([pa.field(c.name, ARROW_TYPES[c.kind]()) for c in columns])
-    json_columns = {i for i, c in enumerate(columns) if c.kind == "json"}
-    uuid_columns = {i for i, c in enumerate(columns) if c.kind == "uuid"}
+    rows = _rows_queryset(queryset, columns, as_text=False)
     sink = _Sink()
     writer = pq.ParquetWriter(sink, schema, compression="zstd")
+    batches = _batches_from_copy(rows, schema) if connection.vendor == "postgresql" else None
+    written = 0
+    for batch in batches or _batches_from_rows(rows, columns, schema, chunk):
+        writer.write_batch(batch)
+        written += 1
+        yield sink.take()
+    if not written:
+        writer.write_batch(_empty(schema))
+    writer.close()
+    yield sink.take()
+
+
+def _empty(schema: pa.Schema) -> pa.RecordBatch:
+    return pa.record_batch([[] for _ in schema], schema=schema)
+
+
+def _batches_from_rows(
+    rows: QuerySet, columns: list[Column], schema: pa.Schema, chunk: int
+) -> Iterator[pa.RecordBatch]:
+    """Rows fetched through Django and gathered column by column (SQLite)."""
+    json_columns = {i for i, c in enumerate(columns) if c.kind == "json"}
+    uuid_columns = {i for i, c in enumerate(columns) if c.kind == "uuid"}
     batch: list[list[Any]] = [[] for _ in columns]
-    rows = 0
-
-    def flush() -> None:
-        writer.write_batch(pa.record_batch(batch, schema=schema))
-        for values in batch:
-            values.clear()
-
-    for row in _rows_queryset(queryset, columns, as_text=False).iterator(chunk_size=2000):
+    for count, row in enumerate(rows.iterator(chunk_size=2000), start=1):
         for index, value in enumerate(row):
             if value is not None and index in json_columns:
                 value = json.dumps(value, sort_keys=True)
             elif value is not None and index in uuid_columns:
                 value = str(value)
             batch[index].append(value)
-        rows += 1
-        if rows % chunk == 0:
-            flush()
-            yield sink.take()
-    if batch[0] or rows == 0:
-        flush()
-    writer.close()
-    yield sink.take()
+        if count % chunk == 0:
+            yield pa.record_batch(batch, schema=schema)
+            batch = [[] for _ in columns]
+    if batch[0]:
+        yield pa.record_batch(batch, schema=schema)
+
+
+class _CopyReader(io.RawIOBase):
+    """The blocks of a `COPY … TO STDOUT` as a readable file, for Arrow's CSV reader."""
+
+    def __init__(self, blocks: Iterator[Any]) -> None:
+        self.blocks = blocks
+        self.pending = memoryview(b"")
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        while not self.pending:
+            block = next(self.blocks, None)
+            if block is None:
+                return 0
+            self.pending = memoryview(bytes(block))
+        size = min(len(buffer), len(self.pending))
+        buffer[:size] = self.pending[:size]
+        self.pending = self.pending[size:]
+        return size
+
+
+def _batches_from_copy(rows: QuerySet, schema: pa.Schema) -> Iterator[pa.RecordBatch]:
+    """PostgreSQL writes the typed rows as CSV with COPY and Arrow parses them in C++.
+
+    COPY's CSV tells NULL (an unquoted empty field) from an empty string (`""`), writes
+    booleans as t/f and timestamps with their UTC offset; JSON arrives as its text.
+    """
+    sql, params = rows.query.sql_with_params()
+    names = [f"c{i}" for i in range(len(schema))]
+    read = pacsv.ReadOptions(column_names=names, use_threads=False, block_size=1 << 22)
+    parse = pacsv.ParseOptions(newlines_in_values=True)
+    convert = pacsv.ConvertOptions(
+        column_types=dict(zip(names, schema.types, strict=True)),
+        true_values=["t"],
+        false_values=["f"],
+        null_values=[""],
+        strings_can_be_null=True,
+        quoted_strings_can_be_null=False,
+    )
+    statement = f"COPY ({sql}) TO STDOUT WITH (FORMAT csv)"
+    with connection.cursor() as cursor, cursor.cursor.copy(statement, params) as copy:
+        blocks = iter(copy)
+        first = next(blocks, None)
+        if first is None:  # no rows: Arrow refuses an empty CSV
+            return
+        source = io.BufferedReader(
+            _CopyReader(itertools.chain([first], blocks)), buffer_size=1 << 20
+        )
+        reader = pacsv.open_csv(
+            source, read_options=read, parse_options=parse, convert_options=convert
+        )
+        for batch in reader:
+            yield pa.RecordBatch.from_arrays(batch.columns, schema=schema)
 
 
 # --- JSONL -----------------------------------------------------------------------------------

@@ -10,19 +10,26 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import lru_cache
 from itertools import islice
 from typing import Any
 
 from django import forms
 from django.db.models import Exists, F, OuterRef, Q, QuerySet, Subquery, Value
+from django.db.models.fields.tuple_lookups import Tuple, TupleGreaterThan, TupleLessThan
 from django.db.models.functions import Coalesce
 from django.forms.utils import flatatt
 from django.http import QueryDict
-from django.utils.html import format_html, format_html_join
+from django.utils.choices import BaseChoiceIterator
+from django.utils.html import format_html
 from django.utils.safestring import SafeString
 
+from review.choices import job_choices
 from review.models import Annotation
+from review.search import search
+from review.widgets import FastSelect, FastWidgetRenderer
 from rewards.models import (
     Disagreement,
     ErrorTag,
@@ -186,16 +193,34 @@ class QuickSelect(forms.Select):
         return format_html(
             "<select{}>{}</select>",
             flatatt(final_attrs),
-            format_html_join(
-                "",
-                '<option value="{}"{}>{}</option>',
-                ((v, flatatt({"selected": v == selected}), label) for v, label in options),
-            ),
+            SafeString("".join(_option(v, label, v == selected) for v, label in options)),
         )
+
+
+@lru_cache(maxsize=2048)
+def _option(value: str, label: str, selected: bool) -> SafeString:
+    """One <option>, escaped; the same few hundred jobs come back on every page."""
+    return format_html(
+        '<option value="{}"{}>{}</option>',
+        value,
+        SafeString(" selected") if selected else "",
+        label,
+    )
+
+
+class JobChoices(BaseChoiceIterator):
+    """The job <select>'s options, "All jobs" first, from the cache when they are read."""
+
+    def __iter__(self) -> Iterator[tuple[str, str]]:
+        yield ("", "All jobs")
+        yield from job_choices()
 
 
 class TrialFilterForm(forms.Form):
     """Every explorer filter; an unknown or invalid value narrows nothing and is reported."""
+
+    # The sidebar's inputs and selects written in Python, not one template each.
+    default_renderer = FastWidgetRenderer
 
     q = forms.CharField(
         required=False,
@@ -255,6 +280,12 @@ class TrialFilterForm(forms.Form):
     blind = forms.ChoiceField(choices=BLIND_CHOICES, required=False, label="Blind review")
     sort = forms.ChoiceField(choices=SORT_CHOICES, required=False, widget=forms.HiddenInput)
     after = forms.CharField(required=False, max_length=2000, widget=forms.HiddenInput)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # The <select> shows the cached newest jobs (read only when it is rendered: a
+        # fragment has none); validation still looks the job up.
+        self.fields["job"].widget.choices = JobChoices()
 
     def clean(self) -> dict[str, Any]:
         cleaned = super().clean() or {}
@@ -350,12 +381,7 @@ class TrialFilterForm(forms.Form):
                 Exists(ErrorTag.objects.filter(trial=OuterRef("pk"), category=category))
             )
         if q := value("q"):
-            queryset = queryset.filter(
-                Q(name__icontains=q)
-                | Q(task__name__icontains=q)
-                | Q(agent_name__icontains=q)
-                | Q(model_name__icontains=q)
-            )
+            queryset = search(queryset, q)
         return queryset
 
     def _filter_agreement(self, queryset: QuerySet[Trial]) -> QuerySet[Trial]:
@@ -408,7 +434,7 @@ class TrialFilterForm(forms.Form):
             except CursorError:
                 self.add_error("after", "This page link is out of date; showing the first page.")
             else:
-                queryset = queryset.filter(_after(key.field, value, pk, descending))
+                queryset = queryset.filter(_after_row(key.field, value, pk, descending))
                 continuation = True
         rows = list(queryset[: size + 1])
         next_cursor = None
@@ -460,6 +486,12 @@ class TrialFilterForm(forms.Form):
         return described
 
 
+# Every plain <select> of the filter is written by FastSelect; swapped once, on the class.
+for _field in TrialFilterForm.base_fields.values():
+    if type(_field.widget) is forms.Select:
+        _field.widget = FastSelect(attrs=_field.widget.attrs, choices=_field.widget.choices)
+
+
 def _choice_label(choices: Any, value: Any) -> Any:
     for option, label in choices:
         if isinstance(label, list | tuple):
@@ -493,6 +525,19 @@ def _after(field: str, value: Any, pk: Any, descending: bool) -> Q:
     return Q(**{f"{field}__{op}": value}) & (
         Q(**{f"{field}__{strict}": value}) | Q(**{f"id__{id_op}": pk})
     )
+
+
+def _after_row(field: str, value: Any, pk: int, descending: bool) -> Any:
+    """Rows strictly after (value, pk), as one row comparison: `(field, id) > (value, pk)`.
+
+    The database starts its (field, id) index scan exactly at the cursor, however many rows
+    share the cursor's value (a page deep in "reward, ascending" sits among thousands of
+    zeros, which `_after`'s form would read and discard).
+    """
+    if field == "id":
+        return Q(id__lt=pk) if descending else Q(id__gt=pk)
+    lookup = TupleLessThan if descending else TupleGreaterThan
+    return lookup(Tuple(F(field), F("id")), (value, pk))
 
 
 def _sort_value(trial: Trial, field: str) -> Any:

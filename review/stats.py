@@ -9,9 +9,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from django.db.models import Aggregate, Avg, Count, Q
+from django.db.models import Aggregate, Avg, Count, Q, Subquery
 
 from rewards import rules
+from rewards.models import Job
+
+JOBS_PAGE = 50
 
 
 def summary_aggregates(prefix: str = "") -> dict[str, Aggregate]:
@@ -85,3 +88,29 @@ class Summary:
             gate_disagreements=get("gate_disagreements") or 0,
             human_disagreements=get("human_disagreements") or 0,
         )
+
+
+@dataclass(frozen=True)
+class JobsPage:
+    jobs: list[Job]  # each annotated with summary_aggregates("trials__")
+    next_after: int | None  # the id to pass as `after` for the next page; None at the end
+
+
+def jobs_page(after: int | None = None, size: int = JOBS_PAGE) -> JobsPage:
+    """Jobs newest first, `size` of them with ids below `after`, with their aggregates.
+
+    One query: the page's ids are picked by keyset in a subquery, so the aggregates run over
+    those jobs' trials only, never over every trial.
+    """
+    ids = Job.objects.order_by("-id")
+    if after is not None:
+        ids = ids.filter(id__lt=after)
+    jobs = list(
+        Job.objects.filter(id__in=Subquery(ids.values("id")[: size + 1]))
+        .defer("config", "stats")
+        .annotate(**summary_aggregates("trials__"))
+        .order_by("-id")
+    )
+    if len(jobs) > size:
+        return JobsPage(jobs[:size], jobs[size - 1].pk)
+    return JobsPage(jobs, None)

@@ -226,6 +226,9 @@ class Trial(models.Model):
             models.Index(fields=["judge_verdict", "-id"], name="trial_judge_verdict_idx"),
             models.Index(fields=["task", "-id"], name="trial_task_id_idx"),
             models.Index(fields=["agent_name", "model_name", "-id"], name="trial_agent_model_idx"),
+            # Explorer: sort by agent or by model, the id as keyset tie-breaker.
+            models.Index(fields=["agent_name", "id"], name="trial_agent_id_idx"),
+            models.Index(fields=["model_name", "id"], name="trial_model_id_idx"),
             # Explorer "disagreement" filter: only the few disagreeing trials are indexed.
             models.Index(
                 fields=["gate_disagreement", "-id"],

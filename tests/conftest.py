@@ -9,6 +9,14 @@ from tests.ingest_helpers import HARBOR_FIXTURES
 ROOT = Path(__file__).resolve().parent.parent
 
 
+@pytest.fixture(autouse=True)
+def _empty_cache() -> None:
+    """Each test starts with an empty cache (the job choices live there between requests)."""
+    from django.core.cache import cache
+
+    cache.clear()
+
+
 @pytest.fixture
 def harbor_files() -> Path:
     return HARBOR_FIXTURES

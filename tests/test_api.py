@@ -549,11 +549,44 @@ def test_jobs_list_their_trial_counts(
     with django_assert_num_queries(3):
         response = call(client, "get", "/api/jobs", analyst)
     assert response.status_code == 200
-    jobs = {job["name"]: job for job in response.json()}
+    assert response.json()["next_cursor"] is None
+    jobs = {job["name"]: job for job in response.json()["items"]}
     assert jobs["job-a"]["summary"]["trial_count"] == 3
     assert jobs["job-b"]["summary"]["trial_count"] == 2
     assert jobs["job-b"]["summary"]["reviewed"] == 2
     assert jobs["job-a"]["summary"]["mean_reward"] == pytest.approx(0.9)
+
+
+def test_jobs_are_listed_newest_first_a_keyset_page_at_a_time(
+    client: Client, django_assert_num_queries: Callable[..., Any], analyst: str
+) -> None:
+    from rewards.models import Job
+
+    for i in range(5):
+        f.make_trial(job=f"job-{i}")
+    newest_first = list(Job.objects.order_by("-id").values_list("name", flat=True))
+    seen: list[str] = []
+    url = "/api/jobs?limit=2"
+    pages = 0
+    while url:
+        ApiToken.objects.update(last_used_at=timezone.now())
+        # 1 the token, 2 role groups, 3 the page of jobs with their aggregates.
+        with django_assert_num_queries(3):
+            body = call(client, "get", url, analyst).json()
+        assert len(body["items"]) <= 2
+        seen += [job["name"] for job in body["items"]]
+        assert all(job["summary"]["trial_count"] == 1 for job in body["items"])
+        cursor = body["next_cursor"]
+        url = f"/api/jobs?limit=2&cursor={cursor}" if cursor else ""
+        pages += 1
+    assert pages == 3
+    assert seen == newest_first
+
+
+def test_a_mangled_jobs_cursor_is_a_validation_error(client: Client, analyst: str) -> None:
+    f.make_trial()
+    response = call(client, "get", "/api/jobs?cursor=not-a-cursor", analyst)
+    assert_json_error(response, 422)
 
 
 def test_a_job_has_its_summary_by_task_and_by_agent(client: Client, analyst: str) -> None:

@@ -361,3 +361,25 @@ def test_the_explorer_shows_no_export_to_reviewers(client: Client) -> None:
     write(bundle())
     login(client, "rev", "reviewer")
     assert "/export.csv" not in client.get("/").content.decode()
+
+
+# --- cost ------------------------------------------------------------------------------------
+def test_an_export_is_sorted_only_when_the_filter_chose_a_sort() -> None:
+    from django.http import QueryDict
+
+    from review.filters import TrialFilterForm
+    from review.views.exports import filtered_trials
+
+    def sql(query: str) -> str:
+        form = TrialFilterForm(QueryDict(query))
+        assert form.is_valid()
+        return str(filtered_trials(form).query)
+
+    assert "ORDER BY" not in sql("judge_verdict=FAIL")
+    assert "ORDER BY" in sql("judge_verdict=FAIL&sort=-reward")
+
+
+def test_csv_without_a_sort_holds_every_matching_row(client: Client, analyst: User) -> None:
+    write(*(bundle(name=f"t-{i}", reward=i / 10) for i in range(6)))
+    rows = _csv_rows(_body(client.get("/export.csv?reward_min=0.2")))
+    assert sorted(r["trial"] for r in rows) == ["t-2", "t-3", "t-4", "t-5"]

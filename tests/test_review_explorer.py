@@ -163,11 +163,47 @@ def test_the_explorer_runs_a_fixed_number_of_queries(
             annotations=[f.annotation(f"rev{n}") for n in range(i % 3)],
         )
     # 1 session, 2 user, 3 the user's role groups, 4 the page of trials (with job and
-    # task joined, LIMIT 51), 5 the jobs for the job filter's <select>.
+    # task joined, LIMIT 51), 5 the jobs for the job filter's <select> (then cached).
     _explorer_queries(client, django_assert_num_queries, "/", 5)
-    # Filtering by job adds 6: the job's lookup when the form validates it.
+    # The job choices come from the cache now: 1 to 4 only.
+    _explorer_queries(client, django_assert_num_queries, "/?sort=reward", 4)
+    # Filtering by job adds 5: the job's lookup when the form validates it.
     job = Trial.objects.values_list("job_id", flat=True).first()
-    _explorer_queries(client, django_assert_num_queries, f"/?job={job}&error_category=x", 6)
+    _explorer_queries(client, django_assert_num_queries, f"/?job={job}&error_category=x", 5)
+
+
+def test_the_job_select_is_cached_and_follows_jobs_being_added_and_deleted(
+    client: Client, django_assert_num_queries: Callable[..., Any]
+) -> None:
+    from rewards.models import Job
+
+    f.login(client, "rita", "reviewer")
+    f.make_trial(job="nightly-1")
+    assert ">nightly-1</option>" in client.get("/").content.decode()
+    added = Job.objects.create(name="nightly-2")
+    assert ">nightly-2</option>" in client.get("/").content.decode()
+    added.delete()
+    html = client.get("/").content.decode()
+    assert ">nightly-2</option>" not in html
+    assert ">nightly-1</option>" in html
+
+
+def test_the_job_select_lists_at_most_the_newest_two_hundred_jobs(client: Client) -> None:
+    from rewards.models import Job
+
+    f.login(client, "rita", "reviewer")
+    Job.objects.bulk_create(Job(name=f"job-{i:03}") for i in range(250))
+    oldest = Job.objects.order_by("id").first()
+    assert oldest is not None
+    html = client.get("/").content.decode()
+    select = html.split('name="job"')[1].split("</select>")[0]
+    assert select.count("<option") == 201  # "All jobs" and the 200 newest
+    assert ">job-249</option>" in select
+    assert ">job-000</option>" not in select
+    # A job past the limit named in the URL is still selected (and filters).
+    html = client.get(f"/?job={oldest.pk}").content.decode()
+    select = html.split('name="job"')[1].split("</select>")[0]
+    assert f'<option value="{oldest.pk}" selected>' in select
 
 
 @pytest.mark.parametrize("count", [1, 20])

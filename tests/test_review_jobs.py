@@ -92,6 +92,37 @@ def test_an_unknown_job_is_not_found(client: Client) -> None:
     assert client.get("/jobs/999999/").status_code == 404
 
 
+def test_the_jobs_list_is_walked_newest_first_by_next_links(
+    client: Client, django_assert_num_queries: Callable[..., Any]
+) -> None:
+    import re
+
+    from review import stats
+
+    f.login(client, "ann", "analyst")
+    Job.objects.bulk_create(Job(name=f"run-{i:03}") for i in range(stats.JOBS_PAGE + 5))
+    newest_first = list(Job.objects.order_by("-id").values_list("name", flat=True))
+    # 1 session, 2 user, 3 role groups, 4 the page of jobs with their aggregates.
+    with django_assert_num_queries(4):
+        first = client.get("/jobs/").content.decode()
+    shown = re.findall(r'href="/jobs/\d+/">([^<]+)</a>', first)
+    assert shown == newest_first[: stats.JOBS_PAGE]
+    next_url = re.search(r'<a rel="next" href="([^"]+)"', first)
+    assert next_url is not None
+    second = client.get(next_url.group(1)).content.decode()
+    assert re.findall(r'href="/jobs/\d+/">([^<]+)</a>', second) == newest_first[stats.JOBS_PAGE :]
+    assert 'rel="next"' not in second
+    assert "Newest jobs" in second
+
+
+def test_a_mangled_jobs_page_link_shows_the_newest_jobs(client: Client) -> None:
+    f.login(client, "ann", "analyst")
+    f.make_trial(job="nightly-9")
+    response = client.get("/jobs/?after=<script>")
+    assert response.status_code == 200
+    assert "nightly-9" in response.content.decode()
+
+
 @pytest.mark.parametrize("count", [1, 20])
 def test_jobs_pages_run_a_fixed_number_of_queries(
     client: Client, django_assert_num_queries: Callable[..., Any], count: int

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from django.contrib.auth.decorators import login_required
-from django.http import HttpResponse
+from django.http import HttpResponse, QueryDict
 from django.shortcuts import render
 from django.urls import reverse
 from django.views.decorators.http import require_GET
@@ -15,6 +15,7 @@ from django_htmx.http import push_url
 from review.filters import SORT_KEYS, TrialFilterForm
 from review.http import HttpRequest, wants_fragment
 from review.roles import browse_required, can_annotate, can_export
+from review.rows import trial_rows
 from rewards.models import Trial
 
 # Exactly what a row shows (and the keyset sorts on): no JSON, no long text, no blob.
@@ -42,6 +43,7 @@ class SortLink:
     label: str
     next_sort: str  # the `sort` value a click selects
     state: str  # ascending / descending / none
+    href: str = ""  # the explorer with the current filter and `next_sort`
 
 
 @dataclass(frozen=True)
@@ -80,9 +82,16 @@ def sort_link(key: str, current: str) -> SortLink:
     return SortLink(label, key if SORT_KEYS[key].kind is str else f"-{key}", "none")
 
 
-def columns_for(sort: str) -> list[Column]:
+def columns_for(sort: str, query: QueryDict | None = None) -> list[Column]:
+    base = reverse("review:explorer")
+
+    def with_href(link: SortLink) -> SortLink:
+        linked = (query or QueryDict()).copy()
+        linked["sort"] = link.next_sort
+        return replace(link, href=f"{base}?{linked.urlencode()}")
+
     return [
-        Column(label, tuple(sort_link(key, sort) for key in keys), numeric)
+        Column(label, tuple(with_href(sort_link(key, sort)) for key in keys), numeric)
         for label, keys, numeric in COLUMNS
     ]
 
@@ -106,8 +115,9 @@ def explorer(request: HttpRequest) -> HttpResponse:
     context = {
         "form": form,
         "page": page,
+        "rows": trial_rows(page.rows, query.urlencode()),
         "query": query,
-        "columns": columns_for(form.current_sort),
+        "columns": columns_for(form.current_sort, query),
         "sorted_by": sorted_by(form.current_sort),
         # The roles were read (and cached on the user) by browse_required: no query here.
         "can_annotate": can_annotate(request.user),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django import forms
 from django.contrib.auth.decorators import login_required
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, render
@@ -10,21 +11,30 @@ from django.views.decorators.http import require_GET
 from review import plots
 from review.http import HttpRequest
 from review.roles import browse_required
-from review.stats import Summary, summary_aggregates
+from review.stats import Summary, jobs_page, summary_aggregates
 from rewards.models import Job, Trial
+
+
+class JobPageForm(forms.Form):
+    """The jobs list's keyset: `after` is the last job id of the previous page."""
+
+    after = forms.IntegerField(required=False, min_value=1)
 
 
 @require_GET
 @login_required
 @browse_required
 def job_list(request: HttpRequest) -> HttpResponse:
-    jobs = (
-        Job.objects.defer("config", "stats")
-        .annotate(**summary_aggregates("trials__"))
-        .order_by("-id")
+    form = JobPageForm(request.GET)
+    # A mangled `after` shows the newest jobs rather than an error.
+    after = form.cleaned_data["after"] if form.is_valid() else None
+    page = jobs_page(after)
+    rows = [(job, Summary.of(job)) for job in page.jobs]
+    return render(
+        request,
+        "review/job_list.html",
+        {"rows": rows, "next_after": page.next_after, "is_continuation": after is not None},
     )
-    rows = [(job, Summary.of(job)) for job in jobs]
-    return render(request, "review/job_list.html", {"rows": rows})
 
 
 @require_GET

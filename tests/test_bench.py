@@ -1,0 +1,49 @@
+"""The benchmark harness's arithmetic and its export baseline (the timings are bench/'s job)."""
+
+from __future__ import annotations
+
+import pytest
+from django.db import connection
+
+from bench.run import Figure, same_columns_copy, table
+from review.exports import export_select
+from rewards.models import Trial
+from tests import review_factories as f
+
+
+def test_a_figure_is_judged_by_its_ratio_against_the_budget() -> None:
+    assert Figure("page", 10.0, 4.0, "ms", "<= 2.5").ok is True
+    assert Figure("page", 11.0, 4.0, "ms", "<= 2.5").ok is False
+    assert Figure("rows/s", 60.0, 100.0, "rows/s", ">= 0.5").ok is True
+    assert Figure("rows/s", 40.0, 100.0, "rows/s", ">= 0.5").ok is False
+    assert Figure("search", 99.0, 1.0, "ms").ok is None  # informative
+    assert Figure("page", 10.0, 4.0, "ms").ratio == pytest.approx(2.5)
+
+
+def test_the_table_has_one_line_per_figure_with_its_verdict() -> None:
+    text = table(
+        [Figure("first page / bare page", 9.0, 4.0, "ms", "<= 2.5"), Figure("q", 1.0, 1.0, "ms")]
+    )
+    lines = text.splitlines()
+    assert lines[0].split(" | ")[0].strip() == "figure"
+    assert "within budget?" in lines[0]
+    assert "2.25x" in lines[2]
+    assert lines[2].rstrip().endswith("yes")
+    assert lines[3].rstrip().endswith("(informative)")
+
+
+@pytest.mark.django_db
+def test_the_export_baseline_reads_the_exports_own_columns_and_rows() -> None:
+    f.make_trials(3)
+    sql, params = export_select(Trial.objects.all(), as_text=False)
+    text_sql, text_params = export_select(Trial.objects.all(), as_text=True)
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        typed = cursor.fetchall()
+        cursor.execute(text_sql, text_params)
+        assert len(cursor.description) == len(typed[0])
+    assert len(typed) == 3
+    if connection.vendor != "postgresql":
+        assert same_columns_copy() == 3  # rows fetched
+    else:
+        assert same_columns_copy() > 0  # bytes of CSV from COPY
