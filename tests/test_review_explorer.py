@@ -11,6 +11,7 @@ from django.test import Client
 
 from review.filters import PAGE_SIZE
 from rewards.models import Trial
+from rewards.schemas import IngestProblem
 from tests import review_factories as f
 
 pytestmark = pytest.mark.django_db
@@ -215,3 +216,22 @@ def test_the_explorer_fragment_runs_a_fixed_number_of_queries(
     # 1 session, 2 user, 3 role groups, 4 the page of trials; no <select> in a fragment.
     with django_assert_num_queries(4):
         assert client.get("/?sort=reward", headers=HX).status_code == 200
+
+
+def test_the_ingestion_problems_filter_is_on_the_page_and_narrows_the_rows(
+    client: Client,
+) -> None:
+    problem = IngestProblem(file="judge.json", message="efficiency: Field required")
+    f.write(
+        f.bundle(name="clean-trial"),
+        f.bundle(name="troubled-trial", detail={"ingest_problems": [problem]}),
+    )
+    f.login(client, "rita", "reviewer")
+
+    page = client.get("/").content.decode()
+    filtered = client.get("/?problems=with").content.decode()
+
+    assert 'name="problems"' in page
+    assert "Has ingestion problems" in page
+    assert "troubled-trial" in filtered
+    assert "clean-trial" not in filtered
