@@ -205,7 +205,7 @@ def progress(form: TrialFilterForm) -> Progress:
     k = form.reviewers_per_trial
     if k <= 1:
         reviewed = matching.filter(annotation_count__gt=0)
-        waiting = matching.needs_review()  # type: ignore[attr-defined]
+        waiting = matching.needs_review()
     else:
         # "Reviewed" means by k reviewers: a trial with fewer is still waiting for someone.
         counted = matching.alias(reviewers=reviewer_count())

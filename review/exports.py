@@ -48,6 +48,9 @@ from rewards.export import iter_trial_chunks, trial_bundle
 from rewards.models import Trial
 from rewards.schemas import Annotation as AnnotationRecord, TrialBundle
 
+# The export's rows: one tuple of cell values per trial.
+RowsQuerySet = QuerySet[Trial, tuple[Any, ...]]
+
 FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
 
 
@@ -243,7 +246,7 @@ def trial_columns(reviewers: Iterable[User]) -> list[Column]:
     return columns
 
 
-def _rows_queryset(queryset: QuerySet[Trial], columns: list[Column], as_text: bool) -> QuerySet:
+def _rows_queryset(queryset: QuerySet[Trial], columns: list[Column], as_text: bool) -> RowsQuerySet:
     aliases = {
         f"c{i}": (c.csv_expression() if as_text else _typed(c)) for i, c in enumerate(columns)
     }
@@ -254,7 +257,7 @@ def _rows_queryset(queryset: QuerySet[Trial], columns: list[Column], as_text: bo
     )
 
 
-def export_rows(queryset: QuerySet[Trial], *, as_text: bool) -> QuerySet:
+def export_rows(queryset: QuerySet[Trial], *, as_text: bool) -> RowsQuerySet:
     """The export's one SELECT: CSV text cells, or typed values (Parquet, the benchmark)."""
     return _rows_queryset(queryset, trial_columns(reviewers_for(queryset)), as_text)
 
@@ -302,7 +305,7 @@ def _drain(buffer: io.StringIO) -> bytes:
     return data
 
 
-def _copy_out(rows: QuerySet) -> Iterator[bytes]:
+def _copy_out(rows: RowsQuerySet) -> Iterator[bytes]:
     sql, params = rows.query.sql_with_params()
     with connection.cursor() as cursor:
         # COPY takes no server-side parameters; psycopg merges them client-side, quoted.
@@ -366,7 +369,7 @@ def _empty(schema: pa.Schema) -> pa.RecordBatch:
 
 
 def _batches_from_rows(
-    rows: QuerySet, columns: list[Column], schema: pa.Schema, chunk: int
+    rows: RowsQuerySet, columns: list[Column], schema: pa.Schema, chunk: int
 ) -> Iterator[pa.RecordBatch]:
     """Rows fetched through Django and gathered column by column (SQLite)."""
     json_columns = {i for i, c in enumerate(columns) if c.kind == "json"}
@@ -408,7 +411,7 @@ class _CopyReader(io.RawIOBase):
         return size
 
 
-def _batches_from_copy(rows: QuerySet, schema: pa.Schema) -> Iterator[pa.RecordBatch]:
+def _batches_from_copy(rows: RowsQuerySet, schema: pa.Schema) -> Iterator[pa.RecordBatch]:
     """PostgreSQL writes the typed rows as CSV with COPY and Arrow parses them in C++.
 
     COPY's CSV tells NULL (an unquoted empty field) from an empty string (`""`), writes

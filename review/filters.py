@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 from itertools import islice
-from typing import Any
+from typing import Any, cast
 
 from django import forms
 from django.db.models import Exists, F, OuterRef, Q, QuerySet, Subquery, Value
@@ -39,6 +39,7 @@ from rewards.models import (
     Job,
     JudgeVerdict,
     Trial,
+    TrialQuerySet,
 )
 
 PAGE_SIZE = 50
@@ -309,12 +310,12 @@ class TrialFilterForm(forms.Form):
 
     @property
     def blind_review(self) -> bool:
-        return self._value("blind") == "1"
+        return bool(self._value("blind") == "1")
 
     @property
     def blind_only(self) -> bool:
         """Agreement counts only blind annotations (each reviewer's latest blind one)."""
-        return self._value("counted") == "blind"
+        return bool(self._value("counted") == "blind")
 
     @property
     def is_filtered(self) -> bool:
@@ -338,7 +339,9 @@ class TrialFilterForm(forms.Form):
         return query
 
     # -- narrowing ----------------------------------------------------------------------
-    def filter(self, queryset: QuerySet[Trial]) -> QuerySet[Trial]:
+    def filter(self, queryset: QuerySet[Trial]) -> TrialQuerySet:
+        # Every Trial queryset is a TrialQuerySet (`Trial.objects`), with the domain filters.
+        queryset = cast(TrialQuerySet, queryset)
         value = self._value
         if job := value("job"):
             queryset = queryset.filter(job=job)
@@ -362,7 +365,7 @@ class TrialFilterForm(forms.Form):
                 )
         if human := value("human_judgment"):
             queryset = (
-                queryset.needs_review()  # type: ignore[attr-defined]
+                queryset.needs_review()
                 if human == UNREVIEWED
                 else queryset.filter(human_judgment=human)
             )
@@ -371,7 +374,7 @@ class TrialFilterForm(forms.Form):
             queryset = queryset.filter(failure_mode=exact_or_none(failure_mode))
         if problems := value("problems"):
             queryset = (
-                queryset.with_ingest_problems()  # type: ignore[attr-defined]
+                queryset.with_ingest_problems()
                 if problems == WITH_PROBLEMS
                 else queryset.filter(problem_count=0)
             )
@@ -384,7 +387,7 @@ class TrialFilterForm(forms.Form):
             queryset = search(queryset, q)
         return queryset
 
-    def _filter_agreement(self, queryset: QuerySet[Trial]) -> QuerySet[Trial]:
+    def _filter_agreement(self, queryset: TrialQuerySet) -> TrialQuerySet:
         """The filters the agreement page links to, one per kind of cell."""
         value = self._value
         if (source := value("source")) is not None and source != "":
@@ -406,13 +409,13 @@ class TrialFilterForm(forms.Form):
         return Annotation.objects.latest_per_reviewer(blind_only=self.blind_only)
 
     @staticmethod
-    def _filter_disagreement(queryset: QuerySet[Trial], kind: str | None) -> QuerySet[Trial]:
+    def _filter_disagreement(queryset: TrialQuerySet, kind: str | None) -> TrialQuerySet:
         if not kind:
             return queryset
         if kind == ANY_GATE_DISAGREEMENT:
-            return queryset.with_gate_disagreement()  # type: ignore[attr-defined]
+            return queryset.with_gate_disagreement()
         if kind == ANY_HUMAN_DISAGREEMENT:
-            return queryset.with_human_disagreement()  # type: ignore[attr-defined]
+            return queryset.with_human_disagreement()
         if kind in Disagreement.values:
             return queryset.filter(gate_disagreement=kind)
         return queryset.filter(human_disagreement=kind)

@@ -14,15 +14,15 @@ scans either way.
 
 from __future__ import annotations
 
-from django.db.models import Q, QuerySet
+from django.db.models import Q
 
-from rewards.models import Task, Trial
+from rewards.models import Task, TrialQuerySet
 
 # More matching tasks than this and the term is too vague for a list of ids to help.
 MAX_TASK_IDS = 1000
 
 
-def search(queryset: QuerySet[Trial], q: str) -> QuerySet[Trial]:
+def search(queryset: TrialQuerySet, q: str) -> TrialQuerySet:
     matches = Q(name__icontains=q) | Q(agent_name__icontains=q) | Q(model_name__icontains=q)
     tasks = Task.objects.filter(name__icontains=q).order_by().values_list("id", flat=True)
     task_ids = list(tasks[: MAX_TASK_IDS + 1])

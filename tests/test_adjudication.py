@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from django.contrib.auth.models import User
 from django.db import DatabaseError, connection, transaction
 from django.test import Client
+from pytest_django import DjangoAssertNumQueries
 
 from review import adjudication
 from review.models import Adjudication, Annotation, AppendOnlyError, add_annotation
@@ -121,7 +124,7 @@ def test_the_queue_lists_waiting_trials_in_a_fixed_number_of_queries(
     people: dict[str, User],
     split: Trial,
     against_judge: Trial,
-    django_assert_num_queries,
+    django_assert_num_queries: DjangoAssertNumQueries,
 ) -> None:
     client.force_login(people["eve"])
     # session, user, roles, one page of waiting trials.
@@ -191,7 +194,9 @@ def test_adjudicating_needs_a_csrf_token(people: dict[str, User], split: Trial) 
     assert not Adjudication.objects.exists()
 
 
-def test_hostile_notes_are_escaped_on_the_adjudicate_page(client: Client, people: dict) -> None:
+def test_hostile_notes_are_escaped_on_the_adjudicate_page(
+    client: Client, people: dict[str, Any]
+) -> None:
     trial = f.write(f.hostile_bundle())[0]
     add_annotation(trial_id=trial.pk, reviewer=people["rita"], judgment="pass", notes=f.HOSTILE)
     client.force_login(people["eve"])
@@ -201,7 +206,10 @@ def test_hostile_notes_are_escaped_on_the_adjudicate_page(client: Client, people
 
 
 def test_the_adjudicate_page_runs_a_fixed_number_of_queries(
-    client: Client, people: dict[str, User], split: Trial, django_assert_num_queries
+    client: Client,
+    people: dict[str, User],
+    split: Trial,
+    django_assert_num_queries: DjangoAssertNumQueries,
 ) -> None:
     client.force_login(people["eve"])
     # session, user, roles, the trial, each reviewer's latest, every annotation, earlier

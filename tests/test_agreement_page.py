@@ -13,12 +13,14 @@ The fixture's judgments (each reviewer's latest per trial; rita changed her mind
 
 from __future__ import annotations
 
+from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
 from django.contrib.auth.models import User
 from django.http import QueryDict
 from django.test import Client
+from pytest_django import DjangoAssertNumQueries
 
 from review import agreement
 from review.filters import TrialFilterForm
@@ -74,7 +76,7 @@ def _trials_at(url: str) -> list[str]:
     return sorted(f.names(TrialFilterForm(query).filter(Trial.objects.all())))
 
 
-def test_judge_against_humans_counts_each_reviewers_latest_judgment(trials: dict) -> None:
+def test_judge_against_humans_counts_each_reviewers_latest_judgment(trials: dict[str, Any]) -> None:
     result = agreement.report(TrialFilterForm({}))
     judge = result.comparisons[0]
     assert judge.comparison.key == "judge"
@@ -88,7 +90,7 @@ def test_judge_against_humans_counts_each_reviewers_latest_judgment(trials: dict
     assert result.defers == 1
 
 
-def test_verifier_and_scorers_against_humans(trials: dict) -> None:
+def test_verifier_and_scorers_against_humans(trials: dict[str, Any]) -> None:
     result = agreement.report(TrialFilterForm({}))
     verifier, scorers = result.comparisons[1], result.comparisons[2]
     # reward ≥ 0.5 passes: t1, t4 (and t5, whose only judgment is a defer).
@@ -98,7 +100,7 @@ def test_verifier_and_scorers_against_humans(trials: dict) -> None:
     assert scorers.overall.counts == [[3, 0], [1, 3]]
 
 
-def test_breakdown_by_failure_mode_and_by_judge_model(trials: dict) -> None:
+def test_breakdown_by_failure_mode_and_by_judge_model(trials: dict[str, Any]) -> None:
     by_mode = agreement.report(TrialFilterForm({}), "failure_mode").comparisons[0]
     groups = {g.label: g.matrix.counts for g in by_mode.groups}
     assert groups == {"(none)": [[3, 1], [0, 0]], "units": [[0, 0], [1, 2]]}
@@ -109,7 +111,7 @@ def test_breakdown_by_failure_mode_and_by_judge_model(trials: dict) -> None:
     assert {g.label: g.matrix.n for g in by_source.groups} == {"electrical": 5, "mechanical": 2}
 
 
-def test_each_cell_links_to_exactly_its_trials(trials: dict) -> None:
+def test_each_cell_links_to_exactly_its_trials(trials: dict[str, Any]) -> None:
     result = agreement.report(TrialFilterForm({}), "failure_mode")
     judge, verifier = result.comparisons[0], result.comparisons[1]
     (pass_pass, pass_fail), (fail_pass, fail_fail) = judge.overall.urls
@@ -125,7 +127,7 @@ def test_each_cell_links_to_exactly_its_trials(trials: dict) -> None:
     assert _trials_at(units.matrix.urls[1][1]) == ["t3"]
 
 
-def test_cell_links_keep_the_page_filter(trials: dict) -> None:
+def test_cell_links_keep_the_page_filter(trials: dict[str, Any]) -> None:
     result = agreement.report(TrialFilterForm({"task": "voltage-drop", "reward_min": "0.5"}))
     url = result.comparisons[0].overall.urls[0][0]
     query = parse_qs(urlsplit(url).query)
@@ -135,7 +137,7 @@ def test_cell_links_keep_the_page_filter(trials: dict) -> None:
     assert result.comparisons[0].overall.counts == [[2, 0], [1, 0]]
 
 
-def test_reviewer_pairs_and_krippendorffs_alpha(trials: dict) -> None:
+def test_reviewer_pairs_and_krippendorffs_alpha(trials: dict[str, Any]) -> None:
     reviewers = agreement.report(TrialFilterForm({})).reviewers
     assert len(reviewers.pairs) == 1
     pair = reviewers.pairs[0]
@@ -149,7 +151,7 @@ def test_reviewer_pairs_and_krippendorffs_alpha(trials: dict) -> None:
 
 
 def test_agreement_page_renders_the_figures_in_a_fixed_number_of_queries(
-    client: Client, trials: dict, django_assert_num_queries
+    client: Client, trials: dict[str, Any], django_assert_num_queries: DjangoAssertNumQueries
 ) -> None:
     f.login(client, "ann", "analyst")
     # session, user, the user's roles, the grouped counts, the reviewer pairs, their names.
@@ -165,7 +167,7 @@ def test_agreement_page_renders_the_figures_in_a_fixed_number_of_queries(
 
 
 def test_agreement_page_query_count_does_not_grow_with_the_data(
-    client: Client, trials: dict, django_assert_num_queries
+    client: Client, trials: dict[str, Any], django_assert_num_queries: DjangoAssertNumQueries
 ) -> None:
     rita = User.objects.get(username="rita")
     for trial in f.make_trials(5, judges=[f.judge("FAIL", failure_mode="crash")]):
@@ -176,7 +178,7 @@ def test_agreement_page_query_count_does_not_grow_with_the_data(
     assert response.status_code == 200
 
 
-def test_agreement_page_reports_an_invalid_filter(client: Client, trials: dict) -> None:
+def test_agreement_page_reports_an_invalid_filter(client: Client, trials: dict[str, Any]) -> None:
     f.login(client, "ann", "analyst")
     response = client.get("/agreement/?reward_min=2&by=nonsense")
     assert response.status_code == 200

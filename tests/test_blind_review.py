@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from django.contrib.auth.models import User
 from django.test import Client
+from pytest_django import DjangoAssertNumQueries
 
 from review import agreement
 from review.filters import TrialFilterForm
@@ -132,7 +133,7 @@ def test_agreement_can_count_blind_annotations_only(rita: User) -> None:
 
 
 def test_the_blind_page_runs_a_fixed_number_of_queries(
-    client: Client, rita: User, django_assert_num_queries
+    client: Client, rita: User, django_assert_num_queries: DjangoAssertNumQueries
 ) -> None:
     trial = secret_trial()
     client.force_login(rita)

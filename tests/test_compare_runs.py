@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import pytest
 from django.test import Client
+from pytest_django import DjangoAssertNumQueries
 
 from review import compare
 from review.models import add_annotation
@@ -103,7 +104,7 @@ def test_flipped_tasks_are_listed_each_way_with_their_trials(runs: tuple[Job, Jo
 
 
 def test_compare_page_shows_the_figures_in_a_fixed_number_of_queries(
-    client: Client, runs: tuple[Job, Job], django_assert_num_queries
+    client: Client, runs: tuple[Job, Job], django_assert_num_queries: DjangoAssertNumQueries
 ) -> None:
     a, b = runs
     f.login(client, "ann", "analyst")
@@ -135,7 +136,7 @@ def test_compare_page_without_runs_asks_for_them_and_refuses_the_same_run_twice(
 
 
 def test_side_by_side_shows_both_trials(
-    client: Client, runs: tuple[Job, Job], django_assert_num_queries
+    client: Client, runs: tuple[Job, Job], django_assert_num_queries: DjangoAssertNumQueries
 ) -> None:
     regression = compare.compare(*runs).regressions[0]
     f.login(client, "ann", "analyst")

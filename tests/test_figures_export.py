@@ -36,7 +36,9 @@ def _csv(response: Any) -> list[dict[str, str]]:
     return list(csv.DictReader(io.StringIO(response.content.decode())))
 
 
-def test_agreement_json_has_the_matrices_kappa_and_alpha(client: Client, trials: dict) -> None:
+def test_agreement_json_has_the_matrices_kappa_and_alpha(
+    client: Client, trials: dict[str, Any]
+) -> None:
     response = client.get("/api/agreement?by=failure_mode", headers=_token("analyst"))
     assert response.status_code == 200
     data = response.json()
@@ -52,7 +54,7 @@ def test_agreement_json_has_the_matrices_kappa_and_alpha(client: Client, trials:
 
 
 def test_agreement_json_refuses_a_bad_filter_and_needs_a_token(
-    client: Client, trials: dict
+    client: Client, trials: dict[str, Any]
 ) -> None:
     headers = _token("analyst")
     bad = client.get("/api/agreement?reward_min=7", headers=headers)
@@ -77,7 +79,7 @@ def test_compare_json_pairs_the_runs(client: Client, runs: tuple[Job, Job]) -> N
     assert incomplete.status_code == 422
 
 
-def test_agreement_csv_matches_the_page(client: Client, trials: dict) -> None:
+def test_agreement_csv_matches_the_page(client: Client, trials: dict[str, Any]) -> None:
     f.login(client, "ann", "analyst")
     response = client.get("/agreement.csv?by=judge_model")
     assert response.status_code == 200
