@@ -5,7 +5,7 @@ real `User` by the time the view body runs.
 """
 
 from django.contrib.auth.models import User
-from django.http import HttpRequest as HttpRequestBase
+from django.http import HttpRequest as HttpRequestBase, QueryDict
 from django_htmx.middleware import HtmxDetails
 
 
@@ -24,3 +24,9 @@ def wants_fragment(request: HttpRequest) -> bool:
     return (
         bool(request.htmx) and not request.htmx.boosted and not request.htmx.history_restore_request
     )
+
+
+def with_query(url: str, query: QueryDict | str) -> str:
+    """`url` with a query string (a QueryDict or one already encoded); none when empty."""
+    encoded = query.urlencode() if isinstance(query, QueryDict) else query
+    return f"{url}?{encoded}" if encoded else url

@@ -12,7 +12,7 @@ from django.views.decorators.http import require_GET
 
 from review import agreement, figures
 from review.filters import TrialFilterForm
-from review.http import HttpRequest
+from review.http import HttpRequest, with_query
 from review.roles import browse_required
 from review.views.exports import filter_errors
 
@@ -29,10 +29,6 @@ class AgreementForm(forms.Form):
         if self.is_valid() and self.cleaned_data["by"]:
             return str(self.cleaned_data["by"])
         return agreement.DEFAULT_DIMENSION
-
-
-def _with_query(url: str, query: str) -> str:
-    return f"{url}?{query}" if query else url
 
 
 @require_GET
@@ -67,7 +63,7 @@ def agreement_page(request: HttpRequest) -> HttpResponse:
             "dimensions": dimensions,
             "counted": counted,
             "csv_query": next(q for _, q, current in dimensions if current),
-            "explorer_url": _with_query(reverse("review:explorer"), query.urlencode()),
+            "explorer_url": with_query(reverse("review:explorer"), query.urlencode()),
             "query": query.urlencode(),
         },
     )

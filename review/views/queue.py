@@ -17,7 +17,7 @@ from django.views.decorators.http import require_GET, require_POST
 from review import claims
 from review.filters import TrialFilterForm
 from review.forms import QueueSkipForm
-from review.http import HttpRequest
+from review.http import HttpRequest, with_query
 from review.models import Claim
 from review.roles import annotate_required
 from review.views.explorer import sorted_by
@@ -33,10 +33,6 @@ def _skipped(request: HttpRequest) -> list[int]:
     return [pk for pk in raw if isinstance(pk, int)] if isinstance(raw, list) else []
 
 
-def _with_query(url: str, query: QueryDict) -> str:
-    return f"{url}?{query.urlencode()}" if query else url
-
-
 def _to_claim(request: HttpRequest, claim: Claim | None, form: TrialFilterForm) -> HttpResponse:
     """The claimed trial's page in queue mode, or back to the queue when nothing is left."""
     query = form.canonical_query()
@@ -46,9 +42,9 @@ def _to_claim(request: HttpRequest, claim: Claim | None, form: TrialFilterForm) 
             "Nothing left to hand out under this filter: every unreviewed trial is reviewed, "
             "skipped or held by another reviewer.",
         )
-        return redirect(_with_query(reverse("review:queue"), query))
+        return redirect(with_query(reverse("review:queue"), query))
     query["queue"] = "1"
-    return redirect(_with_query(reverse(_review_page(form), args=[claim.trial_id]), query))
+    return redirect(with_query(reverse(_review_page(form), args=[claim.trial_id]), query))
 
 
 def _review_page(form: TrialFilterForm) -> str:
@@ -79,10 +75,10 @@ def queue(request: HttpRequest) -> HttpResponse:
         "progress": claims.progress(form),
         "skipped_count": len(skipped),
         "claim_minutes": int(claims.CLAIM_TTL.total_seconds() // 60),
-        "list_url": _with_query(reverse("review:explorer"), query),
-        "claim_url": _with_query(reverse("review:queue-claim"), query),
-        "skip_url": _with_query(reverse("review:queue-skip"), query),
-        "unskip_url": _with_query(reverse("review:queue-unskip"), query),
+        "list_url": with_query(reverse("review:explorer"), query),
+        "claim_url": with_query(reverse("review:queue-claim"), query),
+        "skip_url": with_query(reverse("review:queue-skip"), query),
+        "unskip_url": with_query(reverse("review:queue-unskip"), query),
         "trial_query": _queue_trial_query(query),
         "reviewers_per_trial": form.reviewers_per_trial,
         "overlap_hidden": [
@@ -117,7 +113,7 @@ def queue_skip(request: HttpRequest) -> HttpResponse:
     skip = QueueSkipForm(request.POST)
     if not skip.is_valid():
         messages.error(request, "Which trial to skip was not understood; nothing was skipped.")
-        return redirect(_with_query(reverse("review:queue"), form.canonical_query()))
+        return redirect(with_query(reverse("review:queue"), form.canonical_query()))
     trial_id: int = skip.cleaned_data["trial"]
     claims.release(request.user, trial_id)
     skipped = [pk for pk in _skipped(request) if pk != trial_id]
@@ -135,4 +131,4 @@ def queue_unskip(request: HttpRequest) -> HttpResponse:
     form = TrialFilterForm(request.GET)
     request.session.pop(SKIPPED_KEY, None)
     messages.success(request, "Skipped trials are back in your queue.")
-    return redirect(_with_query(reverse("review:queue"), form.canonical_query()))
+    return redirect(with_query(reverse("review:queue"), form.canonical_query()))

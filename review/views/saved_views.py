@@ -16,7 +16,7 @@ from django.views.decorators.http import require_GET, require_POST
 from django.views.decorators.vary import vary_on_headers
 
 from review.forms import SavedViewForm
-from review.http import HttpRequest, wants_fragment
+from review.http import HttpRequest, wants_fragment, with_query
 from review.models import SavedView
 from review.roles import browse_required, can_annotate
 
@@ -36,15 +36,11 @@ class ViewRow:
 
     @property
     def explorer_url(self) -> str:
-        return _with_query(reverse("review:explorer"), self.view.query_string)
+        return with_query(reverse("review:explorer"), self.view.query_string)
 
     @property
     def queue_url(self) -> str:
-        return _with_query(reverse("review:queue"), self.view.query_string)
-
-
-def _with_query(url: str, query_string: str) -> str:
-    return f"{url}?{query_string}" if query_string else url
+        return with_query(reverse("review:queue"), self.view.query_string)
 
 
 def _rows(request: HttpRequest) -> tuple[list[ViewRow], list[ViewRow]]:
@@ -102,7 +98,7 @@ def saved_view_create(request: HttpRequest) -> HttpResponse:
             form.add_error("name", f"You already have a view named “{data['name']}”.")
         else:
             messages.success(request, f"Saved the view “{view.name}”.")
-            return redirect(_with_query(reverse("review:explorer"), view.query_string))
+            return redirect(with_query(reverse("review:explorer"), view.query_string))
     return render(request, TEMPLATE, _list_context(request, form), status=400)
 
 

@@ -24,7 +24,7 @@ from review.forms import (
     ScorerRowForm,
     TrialPageForm,
 )
-from review.http import HttpRequest, wants_fragment
+from review.http import HttpRequest, wants_fragment, with_query
 from review.models import Annotation, ReviewerProfile, add_annotation
 from review.roles import annotate_required, browse_required, can_annotate, can_browse
 from review.views.explorer import sorted_by
@@ -67,12 +67,8 @@ def _get_trial_for(request: HttpRequest, pk: int, around: TrialFilterForm | None
     return get_object_or_404(queryset, pk=pk)
 
 
-def _with_query(url: str, query: QueryDict) -> str:
-    return f"{url}?{query.urlencode()}" if query else url
-
-
 def _trial_url(trial: Trial, fragment: str = "", query: QueryDict | None = None) -> str:
-    url = _with_query(reverse("review:trial-detail", args=[trial.pk]), query or QueryDict())
+    url = with_query(reverse("review:trial-detail", args=[trial.pk]), query or QueryDict())
     return f"{url}#{fragment}" if fragment else url
 
 
@@ -121,7 +117,7 @@ class TrialNav:
     def tab_url(self, trial_pk: int, tab: str) -> str:
         query = self.page_query
         query["tab"] = tab
-        return _with_query(reverse("review:trial-detail", args=[trial_pk]), query)
+        return with_query(reverse("review:trial-detail", args=[trial_pk]), query)
 
     def _neighbour_url(self, pk: int | None) -> str:
         if pk is None:
@@ -129,7 +125,7 @@ class TrialNav:
         # A neighbour is a plain list walk: the queue's lease is for this trial only.
         query = self.filters.copy()
         query["tab"] = self.tab
-        return _with_query(reverse("review:trial-detail", args=[pk]), query)
+        return with_query(reverse("review:trial-detail", args=[pk]), query)
 
     @property
     def previous_url(self) -> str:
@@ -141,19 +137,19 @@ class TrialNav:
 
     @property
     def list_url(self) -> str:
-        return _with_query(reverse("review:explorer"), self.filters)
+        return with_query(reverse("review:explorer"), self.filters)
 
     @property
     def queue_url(self) -> str:
-        return _with_query(reverse("review:queue"), self.filters)
+        return with_query(reverse("review:queue"), self.filters)
 
     @property
     def claim_url(self) -> str:
-        return _with_query(reverse("review:queue-claim"), self.filters)
+        return with_query(reverse("review:queue-claim"), self.filters)
 
     @property
     def skip_url(self) -> str:
-        return _with_query(reverse("review:queue-skip"), self.filters)
+        return with_query(reverse("review:queue-skip"), self.filters)
 
     @property
     def annotate_url_query(self) -> str:
