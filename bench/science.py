@@ -2,10 +2,13 @@
 
     DATABASE_URL=postgres://… .venv/bin/python bench/science.py [--trials 1000000]
 
-Seeds demo trials (a quarter reviewed, an eighth by two reviewers) like `bench/run.py
-explorer`, then times each page (median of several requests, the bootstrap's remembered
-intervals cleared before each so every request computes them) and prints its ratio to the bare
-page. Reported, not judged: these pages aggregate every matching trial or annotation.
+Seeds demo trials like `bench/run.py explorer`. The fast (COPY) seed path writes no
+annotations, so for the agreement figures to mean anything add them first (the measurement
+in the report inserted 375,000: a quarter of the trials by one reviewer, an eighth by a
+second, a third of them blind). It then times each page (median of several requests, the
+bootstrap's remembered intervals cleared before each so every request computes them) and
+prints its ratio to the bare page. Reported, not judged: these pages aggregate every
+matching trial or annotation.
 """
 
 from __future__ import annotations
