@@ -165,7 +165,7 @@ def decode_cursor(cursor: str, sort: str) -> tuple[Any, int]:
 
 @dataclass(frozen=True)
 class Page:
-    rows: list[Trial]
+    rows: list[Any]  # Trials, or dicts for a .values() queryset
     next_cursor: str | None
     is_continuation: bool
 
@@ -444,7 +444,7 @@ class TrialFilterForm(forms.Form):
         if len(rows) > size:
             rows = rows[:size]
             last = rows[-1]
-            next_cursor = encode_cursor(sort, _sort_value(last, key.field), last.pk)
+            next_cursor = encode_cursor(sort, _sort_value(last, key.field), _sort_value(last, "id"))
         return Page(rows=rows, next_cursor=next_cursor, is_continuation=continuation)
 
     def neighbours(self) -> dict[str, Subquery]:
@@ -543,7 +543,11 @@ def _after_row(field: str, value: Any, pk: int, descending: bool) -> Any:
     return lookup(Tuple(F(field), F("id")), (value, pk))
 
 
-def _sort_value(trial: Trial, field: str) -> Any:
+def _sort_value(trial: Trial | dict[str, Any], field: str) -> Any:
+    if isinstance(trial, dict):  # a row of .values(): keys are the field paths
+        return trial[field]
+    if field == "id":
+        return trial.pk
     obj: Any = trial
     for part in field.split("__"):
         obj = getattr(obj, part)

@@ -12,13 +12,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from functools import lru_cache
+from typing import Any
 
 from django.urls import reverse
 from django.utils.html import escape, format_html, format_html_join
 from django.utils.safestring import SafeString
 
 from review.templatetags.review_tags import gate_badge, human_badge, score
-from rewards.models import Disagreement, HumanDisagreement, Trial
+from rewards.models import Disagreement, HumanDisagreement
 
 _ROW = (
     "<tr{}>"
@@ -55,10 +56,11 @@ def _flag(css: str, label: str) -> SafeString:
     )
 
 
-def trial_rows(trials: Iterable[Trial], query: str) -> SafeString:
+def trial_rows(trials: Iterable[dict[str, Any]], query: str) -> SafeString:
     """The explorer's `<tr>`s; `query` (an urlencoded filter, maybe empty) rides on each link.
 
-    Each trial needs the explorer's row fields with its job and task (`ROW_FIELDS`).
+    Each trial is a row of `Trial.objects.values(*ROW_FIELDS)` (the explorer's fields, the
+    job's and task's names by their paths).
     """
     # One reverse for the page: the trial URL around a placeholder id, filled in per row.
     before, after = reverse("review:trial-detail", args=[0]).rsplit("0", 1)
@@ -76,15 +78,15 @@ def trial_rows(trials: Iterable[Trial], query: str) -> SafeString:
 
 
 def _cells(
-    trial: Trial, before: str, after: str, text: Callable[[str], SafeString]
+    trial: dict[str, Any], before: str, after: str, text: Callable[[str], SafeString]
 ) -> tuple[object, ...]:
-    name, job, task = text(trial.name), text(trial.job.name), trial.task
-    task_name, source = text(task.name), text(task.source)
-    agent, model = text(trial.agent_name), text(trial.model_name)
-    gate, human = trial.gate_disagreement, trial.human_disagreement
+    name, job = text(trial["name"]), text(trial["job__name"])
+    task_name, source = text(trial["task__name"]), text(trial["task__source"])
+    agent, model = text(trial["agent_name"]), text(trial["model_name"])
+    gate, human = trial["gate_disagreement"], trial["human_disagreement"]
     return (
         _DISAGREES if gate or human else _NOTHING,
-        f"{before}{trial.pk}{after}",
+        f"{before}{trial['id']}{after}",
         name,
         name,
         job,
@@ -98,12 +100,12 @@ def _cells(
         agent or "—",
         model,
         model or "—",
-        score(trial.reward),
-        _VALID if trial.is_valid else _INVALID,
-        _gate(trial.scorer_verdict, "no scorers"),
-        _gate(trial.judge_verdict, "no judge"),
-        _gate(trial.run_badge, "running"),
-        _human(trial.human_judgment),
+        score(trial["reward"]),
+        _VALID if trial["is_valid"] else _INVALID,
+        _gate(trial["scorer_verdict"], "no scorers"),
+        _gate(trial["judge_verdict"], "no judge"),
+        _gate(trial["run_badge"], "running"),
+        _human(trial["human_judgment"]),
         _flag("disagreement", _GATE_LABELS.get(gate, gate)) if gate else _NOTHING,
         _flag("disagreement disagreement-human", _HUMAN_LABELS.get(human, human))
         if human

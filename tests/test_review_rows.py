@@ -15,7 +15,7 @@ pytestmark = pytest.mark.django_db
 
 
 def _rows(query: str = "") -> str:
-    return str(trial_rows(Trial.objects.list_columns().only(*ROW_FIELDS), query))
+    return str(trial_rows(Trial.objects.values(*ROW_FIELDS), query))
 
 
 def test_a_row_shows_the_trial_its_job_task_agent_reward_and_gates() -> None:
