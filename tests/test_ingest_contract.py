@@ -617,3 +617,14 @@ def test_naive_times_in_trial_and_judge_json_are_utc(tmp_path: Path) -> None:
     trial = Trial.objects.get()
     assert trial.started_at == datetime(2026, 11, 1, 10, 0, tzinfo=UTC)
     assert trial.judge_verdicts.get().scored_at == datetime(2026, 11, 1, 10, 5, tzinfo=UTC)
+
+
+def test_problem_messages_read_without_pydantic_prefixes(tmp_path: Path) -> None:
+    make_trial(
+        tmp_path / "runs",
+        {"judge.json": {k: v for k, v in JUDGE.items() if k != "efficiency"}},
+    )
+
+    assert ingest(tmp_path / "runs").error == ""
+
+    assert problem("judge.json")["message"] == "a PASS verdict needs scores for efficiency"

@@ -46,7 +46,7 @@ from rewards.ingest.files import (
     loads_json,
     too_deep,
 )
-from rewards.ingest.parts import TrialFiles, dotted, raw_text, validate_parts
+from rewards.ingest.parts import TrialFiles, dotted, raw_text, reason, validate_parts
 from rewards.schemas import (
     CommandOutput,
     DetailsFile,
@@ -329,7 +329,7 @@ def _read_details(files: TrialFiles, details_path: str, max_depth: int) -> Any:
         # DetailsFile wraps the file's object in "dimensions"; name the file's own paths.
         for error in exc.errors(include_url=False, include_input=False):
             loc = tuple(error["loc"])[1:]
-            files.problem(details.name, error["msg"], field=dotted(loc))
+            files.problem(details.name, reason(error), field=dotted(loc))
     return data
 
 
@@ -386,7 +386,7 @@ def _read_scorers(files: TrialFiles, max_depth: int) -> list[ScorerResult]:
 def _messages(exc: ValidationError) -> str:
     """Every error of a part, with the field inside it: 'score: must be …; verdict: …'."""
     return "; ".join(
-        f"{dotted(tuple(e['loc']))}: {e['msg']}" if e["loc"] else e["msg"]
+        f"{dotted(tuple(e['loc']))}: {reason(e)}" if e["loc"] else reason(e)
         for e in exc.errors(include_url=False, include_input=False)
     )
 
@@ -410,18 +410,18 @@ def _read_judge(files: TrialFiles, max_depth: int) -> list[JudgeVerdict]:
         # Naive times are UTC (`schemas.UtcDatetime`), as in Harbor's files.
         return [JudgeVerdict.model_validate_json(decode_text(raw), strict=True)]
     except ArtifactError as exc:
-        reason = str(exc)
-        files.problem("judge.json", reason)
+        why = str(exc)
+        files.problem("judge.json", why)
     except ValidationError as exc:
-        reason = describe_validation_error(exc)
+        why = describe_validation_error(exc)
         for error in exc.errors(include_url=False, include_input=False):
-            files.problem("judge.json", error["msg"], field=dotted(tuple(error["loc"])))
+            files.problem("judge.json", reason(error), field=dotted(tuple(error["loc"])))
     if len(text) > _UNREADABLE_JUDGE_TEXT:
         text = text[:_UNREADABLE_JUDGE_TEXT]
     return [
         JudgeVerdict(
             verdict="UNPARSEABLE",
-            reasoning=f"judge.json could not be read: {reason}",
+            reasoning=f"judge.json could not be read: {why}",
             raw_response=text,
         )
     ]

@@ -11,7 +11,7 @@ field path, and shown on the trial page.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,6 +31,11 @@ def raw_text(value: Any) -> str:
     """A part as the pipeline wrote it, bounded: JSON for data, the text itself for text."""
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
     return text if len(text) <= RAW_LIMIT else text[:RAW_LIMIT] + " …"
+
+
+def reason(error: Mapping[str, Any]) -> str:
+    """pydantic's message for one error, without the "Value error, " of our own checks."""
+    return str(error["msg"]).removeprefix("Value error, ")
 
 
 def dotted(loc: Iterable[int | str]) -> str:
@@ -95,7 +100,7 @@ def validate_parts[M: BaseModel](
             part = _Part.of(tuple(error["loc"]), missing=error["type"] == "missing", leaf=leaf)
             inner = tuple(error["loc"])[len(part.loc) :]
             where = f"{dotted(inner)}: " if inner else ""
-            parts.setdefault(part.loc, []).append(where + error["msg"])
+            parts.setdefault(part.loc, []).append(where + reason(error))
         # Deepest and last first, so deleting one part never moves another.
         for loc in sorted(parts, key=lambda p: (len(p), p), reverse=True):
             try:
