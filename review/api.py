@@ -47,7 +47,7 @@ from review.filters import CursorError, TrialFilterForm, decode_cursor, encode_c
 from review.forms import MAX_CATEGORIES, MAX_CATEGORY_LENGTH, AnnotationForm
 from review.models import Annotation, ReviewerProfile, add_annotation
 from review.roles import can_annotate, can_browse, can_ingest
-from review.stats import Summary, jobs_page, summary_aggregates
+from review.stats import Summary, job_breakdown, jobs_page
 from review.views.agreement import AgreementForm
 from review.views.compare import CompareForm
 from rewards.export import bundle_queryset
@@ -660,26 +660,19 @@ def get_job(request: HttpRequest, job_id: int) -> JobDetailOut:
     job = Job.objects.filter(pk=job_id).first()
     if job is None:
         raise Http404
-    trials_of_job = Trial.objects.filter(job=job).order_by()
-    aggregates = summary_aggregates()
-    by_task = [
-        TaskBreakdown(task=row["task__name"], source=row["task__source"], summary=Summary.of(row))
-        for row in trials_of_job.values("task__name", "task__source")
-        .annotate(**aggregates)
-        .order_by("task__source", "task__name")
-    ]
-    by_agent = [
-        AgentBreakdown(agent=row["agent_name"], model=row["model_name"], summary=Summary.of(row))
-        for row in trials_of_job.values("agent_name", "model_name")
-        .annotate(**aggregates)
-        .order_by("agent_name", "model_name")
-    ]
+    breakdown = job_breakdown(job)
     return JobDetailOut(
-        **_job_out(job, Summary.of(trials_of_job.aggregate(**aggregates))),
+        **_job_out(job, breakdown.summary),
         config=job.config,
         stats=job.stats,
-        by_task=by_task,
-        by_agent=by_agent,
+        by_task=[
+            TaskBreakdown(task=task, source=source, summary=summary)
+            for task, source, summary in breakdown.by_task
+        ],
+        by_agent=[
+            AgentBreakdown(agent=agent, model=model, summary=summary)
+            for agent, model, summary in breakdown.by_agent
+        ],
     )
 
 

@@ -12,7 +12,7 @@ from typing import Any
 from django.db.models import Aggregate, Avg, Count, Q, Subquery
 
 from rewards import rules
-from rewards.models import Job
+from rewards.models import Job, Trial
 
 JOBS_PAGE = 50
 
@@ -114,3 +114,33 @@ def jobs_page(after: int | None = None, size: int = JOBS_PAGE) -> JobsPage:
     if len(jobs) > size:
         return JobsPage(jobs[:size], jobs[size - 1].pk)
     return JobsPage(jobs, None)
+
+
+@dataclass(frozen=True)
+class JobBreakdown:
+    """One job's summary, and the same per task and per agent and model."""
+
+    summary: Summary
+    by_task: list[tuple[str, str, Summary]]  # (task, source, summary)
+    by_agent: list[tuple[str, str, Summary]]  # (agent, model, summary)
+
+
+def job_breakdown(job: Job) -> JobBreakdown:
+    """Three aggregate queries over the job's trials, whatever their number."""
+    trials = Trial.objects.filter(job=job).order_by()
+    aggregates = summary_aggregates()
+    return JobBreakdown(
+        summary=Summary.of(trials.aggregate(**aggregates)),
+        by_task=[
+            (row["task__name"], row["task__source"], Summary.of(row))
+            for row in trials.values("task__name", "task__source")
+            .annotate(**aggregates)
+            .order_by("task__source", "task__name")
+        ],
+        by_agent=[
+            (row["agent_name"], row["model_name"], Summary.of(row))
+            for row in trials.values("agent_name", "model_name")
+            .annotate(**aggregates)
+            .order_by("agent_name", "model_name")
+        ],
+    )

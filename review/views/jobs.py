@@ -11,8 +11,8 @@ from django.views.decorators.http import require_GET
 from review import plots
 from review.http import HttpRequest
 from review.roles import browse_required
-from review.stats import Summary, jobs_page, summary_aggregates
-from rewards.models import Job, Trial
+from review.stats import Summary, job_breakdown, jobs_page
+from rewards.models import Job
 
 
 class JobPageForm(forms.Form):
@@ -42,29 +42,15 @@ def job_list(request: HttpRequest) -> HttpResponse:
 @browse_required
 def job_detail(request: HttpRequest, pk: int) -> HttpResponse:
     job = get_object_or_404(Job.objects.defer("config"), pk=pk)
-    trials = Trial.objects.filter(job=job).order_by()
-    aggregates = summary_aggregates()
-    summary = Summary.of(trials.aggregate(**aggregates))
-    by_task = [
-        (row["task__name"], row["task__source"], Summary.of(row))
-        for row in trials.values("task__name", "task__source")
-        .annotate(**aggregates)
-        .order_by("task__source", "task__name")
-    ]
-    by_agent = [
-        (row["agent_name"], row["model_name"], Summary.of(row))
-        for row in trials.values("agent_name", "model_name")
-        .annotate(**aggregates)
-        .order_by("agent_name", "model_name")
-    ]
+    breakdown = job_breakdown(job)
     return render(
         request,
         "review/job_detail.html",
         {
             "job": job,
-            "summary": summary,
-            "by_task": by_task,
-            "by_agent": by_agent,
-            "charts": list(plots.job_plots(job, summary).values()),
+            "summary": breakdown.summary,
+            "by_task": breakdown.by_task,
+            "by_agent": breakdown.by_agent,
+            "charts": list(plots.job_plots(job, breakdown.summary).values()),
         },
     )
