@@ -250,7 +250,7 @@ class StrictIn(Schema):
     model_config = ConfigDict(extra="forbid")
 
 
-class TrialSummary(Schema):
+class TrialListItem(Schema):
     """One trial as the explorer lists it: the summary columns, never a blob."""
 
     id: int
@@ -279,7 +279,7 @@ class TrialSummary(Schema):
     finished_at: datetime | None
 
     @classmethod
-    def of(cls, trial: Trial) -> TrialSummary:
+    def of(cls, trial: Trial) -> TrialListItem:
         return cls(
             id=trial.pk,
             uid=trial.uid,
@@ -308,7 +308,7 @@ class TrialSummary(Schema):
         )
 
 
-# What a TrialSummary reads: the trial row and two names, nothing deferred is touched.
+# What a TrialListItem reads: the trial row and two names, nothing deferred is touched.
 SUMMARY_FIELDS = (
     "id",
     "uid",
@@ -338,7 +338,7 @@ SUMMARY_FIELDS = (
 
 
 class TrialPage(Schema):
-    items: list[TrialSummary]
+    items: list[TrialListItem]
     next_cursor: str | None = Field(
         description="Pass as `cursor` for the next page; null on the last page."
     )
@@ -538,7 +538,7 @@ def list_trials(request: HttpRequest, page: Query[PageQuery]) -> TrialPage:
                 [{"loc": ("query", "cursor"), "msg": str(exc), "type": "invalid"}]
             ) from exc
     rows = form.page(Trial.objects.list_columns().only(*SUMMARY_FIELDS), page.limit)
-    return TrialPage(items=[TrialSummary.of(t) for t in rows.rows], next_cursor=rows.next_cursor)
+    return TrialPage(items=[TrialListItem.of(t) for t in rows.rows], next_cursor=rows.next_cursor)
 
 
 def _trial_or_404(pk: int) -> Trial:
