@@ -235,3 +235,29 @@ def test_the_ingestion_problems_filter_is_on_the_page_and_narrows_the_rows(
     assert "Has ingestion problems" in page
     assert "troubled-trial" in filtered
     assert "clean-trial" not in filtered
+
+
+@pytest.mark.parametrize(
+    ("role", "shown", "hidden"),
+    [
+        ("reviewer", {"Queue"}, {"Adjudication", "Scenarios", "Admin"}),
+        ("expert", {"Queue", "Adjudication"}, {"Scenarios", "Admin"}),
+        ("analyst", set(), {"Queue", "Adjudication", "Scenarios", "Admin"}),
+    ],
+)
+def test_the_navigation_offers_what_the_role_may_do(
+    client: Client, role: str, shown: set[str], hidden: set[str]
+) -> None:
+    f.login(client, "someone", role)
+    nav = client.get("/").content.decode().split('<nav class="mainnav"', 1)[1].split("</nav>")[0]
+    for label in shown:
+        assert f">{label}</a>" in nav, label
+    for label in hidden:
+        assert f">{label}</a>" not in nav, label
+
+
+def test_staff_are_offered_every_page(client: Client) -> None:
+    client.force_login(f.make_user("boss", staff=True))
+    nav = client.get("/").content.decode().split('<nav class="mainnav"', 1)[1].split("</nav>")[0]
+    for label in ("Queue", "Adjudication", "Scenarios", "Admin"):
+        assert f">{label}</a>" in nav, label

@@ -132,6 +132,16 @@ def role_of(user: AbstractBaseUser | AnonymousUser) -> str:
     return roles.role_label(user)
 
 
+@register.simple_tag
+def permissions_of(user: AbstractBaseUser | AnonymousUser) -> dict[str, bool]:
+    """What the navigation offers, by the same rules the views check (`review.roles`)."""
+    return {
+        "annotate": roles.can_annotate(user),
+        "adjudicate": roles.can_adjudicate(user),
+        "manage": roles.can_ingest(user),
+    }
+
+
 @register.filter
 def rating_word(value: Any) -> str:
     return "—" if value is None else f"{value}/5"
