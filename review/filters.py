@@ -325,6 +325,22 @@ class TrialFilterForm(forms.Form):
             if name not in {"sort", "after", "overlap", "blind"}
         )
 
+    # The sidebar's groups after the search box; the reward range has a fieldset of its own
+    # (two fields side by side), shown second.
+    FIELDSETS: tuple[tuple[str, tuple[str, ...]], ...] = (
+        ("Run", ("job", "task", "agent", "model")),
+        (
+            "Gates and review",
+            ("scorer_verdict", "judge_verdict", "run_badge", "human_judgment", "disagreement"),
+        ),
+        ("Failures", ("failure_mode", "error_category", "problems")),
+        ("Agreement", ("source", "outcome", "judge_model", "reviewer_judgment", "counted")),
+    )
+
+    @property
+    def fieldsets(self) -> list[tuple[str, list[forms.BoundField]]]:
+        return [(legend, [self[name] for name in names]) for legend, names in self.FIELDSETS]
+
     def canonical_query(self) -> QueryDict:
         """The filter and sort as a query string holds them: only the parameters in use."""
         query = QueryDict(mutable=True)

@@ -250,3 +250,14 @@ def test_the_ingestion_problems_filter_finds_trials_stored_with_problems() -> No
     assert _names({"problems": "with"}) == {"with-problem"}
     assert _names({"problems": "without"}) == {"clean"}
     assert _names({}) == {"clean", "with-problem"}
+
+
+def test_every_filter_has_a_place_in_the_sidebar() -> None:
+    """A new filter field must be put in a fieldset, or it never shows on the explorer."""
+    form = TrialFilterForm({})
+    grouped = [name for _, names in form.FIELDSETS for name in names]
+    drawn_apart = {"q", "reward_min", "reward_max", "validity"}  # search box and reward range
+    not_filters = {"sort", "after", "overlap", "blind"}  # hidden state and queue settings
+    assert len(grouped) == len(set(grouped))
+    assert set(grouped) | drawn_apart | not_filters == set(form.fields)
+    assert form.fieldsets[0][0] == "Run"
