@@ -804,7 +804,7 @@ def test_a_server_error_is_json_without_a_traceback(
     def boom(*args: Any, **kwargs: Any) -> Any:
         raise RuntimeError("secret internals")
 
-    monkeypatch.setattr("review.api.TrialListItem.of", boom)
+    monkeypatch.setattr("review.api.trials.TrialListItem.of", boom)
     response = call(client, "get", "/api/trials", analyst)
     detail = assert_json_error(response, 500)
     assert "secret" not in json.dumps(detail)

@@ -1,0 +1,83 @@
+"""`/api/agreement` and `/api/compare`: the review-science figures as JSON."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.http import HttpRequest
+from ninja import Router
+from ninja.errors import ValidationError
+
+from review import agreement, compare, figures
+from review.api.ninja import (
+    ERRORS,
+    ErrorOut,
+    browse_auth,
+)
+from review.api.trials import filter_parameters
+from review.filters import TrialFilterForm
+from review.views.agreement import AgreementForm
+from review.views.compare import CompareForm
+
+# --- agreement and comparison ----------------------------------------------------------------
+router = Router(tags=["figures"], auth=browse_auth)
+
+
+def _form_errors(errors: Any) -> ValidationError:
+    return ValidationError(
+        [
+            {"loc": ("query", name), "msg": msg, "type": "invalid"}
+            for name, messages in errors.items()
+            for msg in messages
+        ]
+    )
+
+
+@router.get(
+    "/agreement",
+    response={200: dict[str, Any], 422: ErrorOut, **ERRORS},
+    openapi_extra={
+        "parameters": [
+            *filter_parameters(),
+            {
+                "name": "by",
+                "in": "query",
+                "required": False,
+                "schema": {"type": "string", "enum": list(agreement.DIMENSIONS)},
+                "description": "the breakdown dimension",
+            },
+        ]
+    },
+    summary="Agreement: gates against humans, and reviewers against each other",
+)
+def get_agreement(request: HttpRequest) -> dict[str, Any]:
+    """The agreement page's figures under the explorer's filters: confusion matrices (rows
+    PASS / FAIL of the gate, columns pass / fail of the human), Cohen's kappa with a 95%
+    bootstrap interval, the breakdown, reviewer pairs and Krippendorff's alpha."""
+    form = TrialFilterForm(request.GET)
+    page = AgreementForm(request.GET)
+    if not form.is_valid():
+        raise _form_errors(form.errors)
+    if not page.is_valid():
+        raise _form_errors(page.errors)
+    return figures.agreement_dict(agreement.report(form, page.dimension))
+
+
+@router.get(
+    "/compare",
+    response={200: dict[str, Any], 422: ErrorOut, **ERRORS},
+    openapi_extra={
+        "parameters": [
+            {"name": side, "in": "query", "required": True, "schema": {"type": "integer"}}
+            for side in ("a", "b")
+        ]
+    },
+    summary="Compare two runs task by task",
+)
+def get_comparison(request: HttpRequest) -> dict[str, Any]:
+    """Paired task outcomes of jobs `a` and `b` (verifier, judge, human): counts, pass rates,
+    the delta with a paired bootstrap interval, McNemar's test and the flipped tasks."""
+    form = CompareForm(request.GET)
+    if not form.is_valid():
+        raise _form_errors(form.errors)
+    return figures.compare_dict(compare.compare(form.cleaned_data["a"], form.cleaned_data["b"]))

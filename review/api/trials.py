@@ -1,0 +1,322 @@
+"""`/api/trials`: the explorer's filter and keyset pages, one trial's bundle, its annotations."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import datetime
+from typing import Annotated, Any, Literal, cast
+from uuid import UUID
+
+from django import forms
+from django.http import Http404, HttpRequest
+from ninja import Field, Query, Router, Schema, Status
+from ninja.errors import ValidationError
+
+from review.api.ninja import (
+    DEFAULT_PAGE,
+    ERRORS,
+    MAX_PAGE,
+    ErrorOut,
+    StrictIn,
+    annotate_auth,
+    browse_auth,
+    user_of,
+)
+from review.exports import with_annotations
+from review.filters import CursorError, TrialFilterForm, decode_cursor
+from review.forms import MAX_CATEGORIES, MAX_CATEGORY_LENGTH, AnnotationForm
+from review.models import Annotation, ReviewerProfile, add_annotation
+from rewards.export import bundle_queryset
+from rewards.models import Trial
+from rewards.schemas import TrialBundle
+
+
+class TrialListItem(Schema):
+    """One trial as the explorer lists it: the summary columns, never a blob."""
+
+    id: int
+    uid: UUID
+    job_id: int
+    job: str
+    task: str
+    task_source: str
+    name: str
+    agent: str
+    agent_version: str
+    model: str
+    status: str
+    reward: float
+    is_valid: bool
+    scorer_verdict: str = Field(description="PASS, FAIL, or empty when no scorer ran")
+    scorer_mean: float | None
+    judge_verdict: str = Field(description="PASS, FAIL, UNPARSEABLE, or empty: no judge")
+    failure_mode: str
+    run_badge: str = Field(description="PASS, FAIL, or empty while running")
+    gate_disagreement: str
+    human_judgment: str = Field(description="pass, fail, defer, mixed, or empty: unreviewed")
+    human_disagreement: str
+    annotation_count: int
+    started_at: datetime | None
+    finished_at: datetime | None
+
+    @classmethod
+    def of(cls, trial: Trial) -> TrialListItem:
+        return cls(
+            id=trial.pk,
+            uid=trial.uid,
+            job_id=trial.job_id,
+            job=trial.job.name,
+            task=trial.task.name,
+            task_source=trial.task.source,
+            name=trial.name,
+            agent=trial.agent_name,
+            agent_version=trial.agent_version,
+            model=trial.model_name,
+            status=trial.status,
+            reward=trial.reward,
+            is_valid=trial.is_valid,
+            scorer_verdict=trial.scorer_verdict,
+            scorer_mean=trial.scorer_mean,
+            judge_verdict=trial.judge_verdict,
+            failure_mode=trial.failure_mode,
+            run_badge=trial.run_badge,
+            gate_disagreement=trial.gate_disagreement,
+            human_judgment=trial.human_judgment,
+            human_disagreement=trial.human_disagreement,
+            annotation_count=trial.annotation_count,
+            started_at=trial.started_at,
+            finished_at=trial.finished_at,
+        )
+
+
+# What a TrialListItem reads: the trial row and two names, nothing deferred is touched.
+SUMMARY_FIELDS = (
+    "id",
+    "uid",
+    "job_id",
+    "job__name",
+    "task__name",
+    "task__source",
+    "name",
+    "agent_name",
+    "agent_version",
+    "model_name",
+    "status",
+    "reward",
+    "is_valid",
+    "scorer_verdict",
+    "scorer_mean",
+    "judge_verdict",
+    "failure_mode",
+    "run_badge",
+    "gate_disagreement",
+    "human_judgment",
+    "human_disagreement",
+    "annotation_count",
+    "started_at",
+    "finished_at",
+)
+
+
+class TrialPage(Schema):
+    items: list[TrialListItem]
+    next_cursor: str | None = Field(
+        description="Pass as `cursor` for the next page; null on the last page."
+    )
+
+
+class TrialOut(Schema):
+    id: int
+    bundle: TrialBundle = Field(
+        description="The trial as a TrialBundle, annotations included: POST it to "
+        "/api/ingest to store it elsewhere."
+    )
+
+
+class PageQuery(Schema):
+    limit: int = Field(DEFAULT_PAGE, ge=1, le=MAX_PAGE, description="Trials per page.")
+    cursor: str | None = Field(
+        None, max_length=2000, description="`next_cursor` of the previous page."
+    )
+
+
+class AnnotationOut(Schema):
+    id: int
+    trial_id: int
+    reviewer: str
+    reviewer_discipline: str
+    created_at: datetime
+    judgment: str
+    categories: list[str]
+    notes: str
+    reward_seen: float | None
+    judge_verdict_seen: str
+    blind: bool = Field(description="made in blind review, before anything was revealed")
+
+    @classmethod
+    def of(cls, annotation: Annotation) -> AnnotationOut:
+        return cls(
+            id=annotation.pk,
+            trial_id=annotation.trial_id,
+            reviewer=annotation.reviewer.get_username(),
+            reviewer_discipline=annotation.reviewer_discipline,
+            created_at=annotation.created_at,
+            judgment=annotation.judgment,
+            categories=list(annotation.categories),
+            notes=annotation.notes,
+            reward_seen=annotation.reward_seen,
+            judge_verdict_seen=annotation.judge_verdict_seen,
+            blind=annotation.blind,
+        )
+
+
+class AnnotationIn(StrictIn):
+    """A judgment by the token's user; the reviewer and their discipline are never sent."""
+
+    judgment: Literal["pass", "fail", "defer"]
+    categories: Annotated[
+        list[Annotated[str, Field(max_length=MAX_CATEGORY_LENGTH, pattern=r"^[^,]*$")]],
+        Field(max_length=MAX_CATEGORIES),
+    ] = []
+    notes: Annotated[str, Field(max_length=20000)] = ""
+
+
+# --- trials ----------------------------------------------------------------------------------
+router = Router(tags=["trials"], auth=browse_auth)
+
+
+def filter_parameters() -> list[dict[str, Any]]:
+    """The explorer's filters as OpenAPI query parameters, read off TrialFilterForm."""
+    parameters = []
+    for name, field in TrialFilterForm.base_fields.items():
+        if name == "after":  # the API calls it `cursor`
+            continue
+        schema: dict[str, Any]
+        if isinstance(field, forms.ModelChoiceField):
+            schema = {"type": "integer", "minimum": 1}
+        elif isinstance(field, forms.FloatField):
+            schema = {"type": "number", "minimum": field.min_value, "maximum": field.max_value}
+        elif isinstance(field, forms.ChoiceField):
+            values: list[str] = []
+            for value, label in cast(Iterable[tuple[Any, Any]], field.choices):
+                group = label if isinstance(label, list | tuple) else [(value, label)]
+                values.extend(str(v) for v, _ in group)
+            schema = {"type": "string", "enum": values}
+        else:
+            schema = {"type": "string", "maxLength": field.max_length}  # type: ignore[attr-defined]
+        parameters.append(
+            {
+                "name": name,
+                "in": "query",
+                "required": False,
+                "schema": schema,
+                "description": str(field.label or name),
+            }
+        )
+    return parameters
+
+
+@router.get(
+    "/trials",
+    response={200: TrialPage, 422: ErrorOut, **ERRORS},
+    openapi_extra={"parameters": filter_parameters()},
+    summary="List trials (the explorer's filters, keyset pages)",
+)
+def list_trials(request: HttpRequest, page: Query[PageQuery]) -> TrialPage:
+    """The Data Explorer's rows: filter with its query parameters, walk with `cursor`."""
+    data = request.GET.copy()
+    data.pop("after", None)
+    if page.cursor:
+        data["after"] = page.cursor
+    form = TrialFilterForm(data)
+    if not form.is_valid():
+        raise ValidationError(
+            [
+                {
+                    "loc": ("query", "cursor" if name == "after" else name),
+                    "msg": msg,
+                    "type": "invalid",
+                }
+                for name, messages in form.errors.items()
+                for msg in messages
+            ]
+        )
+    if page.cursor:
+        try:
+            decode_cursor(page.cursor, form.current_sort)
+        except CursorError as exc:
+            raise ValidationError(
+                [{"loc": ("query", "cursor"), "msg": str(exc), "type": "invalid"}]
+            ) from exc
+    rows = form.page(Trial.objects.list_columns().only(*SUMMARY_FIELDS), page.limit)
+    return TrialPage(items=[TrialListItem.of(t) for t in rows.rows], next_cursor=rows.next_cursor)
+
+
+def _trial_or_404(pk: int) -> Trial:
+    trial = Trial.objects.filter(pk=pk).only("id").first()
+    if trial is None:
+        raise Http404
+    return trial
+
+
+@router.get(
+    "/trials/{int:trial_id}",
+    response={200: TrialOut, 404: ErrorOut, **ERRORS},
+    summary="One trial as a TrialBundle",
+)
+def get_trial(request: HttpRequest, trial_id: int) -> TrialOut:
+    """One trial as a TrialBundle, with every result, scorer, verdict, tag and annotation."""
+    trial = bundle_queryset(Trial.objects.filter(pk=trial_id)).first()
+    if trial is None:
+        raise Http404
+    bundle = next(with_annotations([trial]))
+    return TrialOut(id=trial.pk, bundle=bundle)
+
+
+@router.get(
+    "/trials/{int:trial_id}/annotations",
+    response={200: list[AnnotationOut], 404: ErrorOut, **ERRORS},
+    summary="A trial's annotations",
+)
+def list_annotations(request: HttpRequest, trial_id: int) -> list[AnnotationOut]:
+    """Every annotation of the trial, oldest first (append-only: none is ever changed)."""
+    trial = _trial_or_404(trial_id)
+    return [AnnotationOut.of(a) for a in Annotation.objects.for_trial(trial).history()]
+
+
+@router.post(
+    "/trials/{int:trial_id}/annotations",
+    auth=annotate_auth,
+    response={201: AnnotationOut, 404: ErrorOut, 422: ErrorOut, **ERRORS},
+    summary="Annotate a trial (reviewers, experts, staff)",
+)
+def create_annotation(
+    request: HttpRequest, trial_id: int, body: AnnotationIn
+) -> Status[AnnotationOut]:
+    """Add the token user's judgment beside the automated reward; the reward never changes."""
+    user = user_of(request)
+    trial = _trial_or_404(trial_id)
+    # The trial page's form, so the API and the page accept exactly the same annotations.
+    form = AnnotationForm(
+        {"judgment": body.judgment, "categories": ",".join(body.categories), "notes": body.notes}
+    )
+    if not form.is_valid():
+        raise ValidationError(
+            [
+                {"loc": ("body", name), "msg": msg, "type": "invalid"}
+                for name, messages in form.errors.items()
+                for msg in messages
+            ]
+        )
+    discipline = (
+        ReviewerProfile.objects.filter(user=user).values_list("discipline", flat=True).first()
+    )
+    annotation = add_annotation(
+        trial_id=trial.pk,
+        reviewer=user,
+        judgment=form.cleaned_data["judgment"],
+        categories=form.cleaned_data["categories"],
+        notes=form.cleaned_data["notes"],
+        reviewer_discipline=discipline or "",
+    )
+    return Status(201, AnnotationOut.of(annotation))
