@@ -177,6 +177,10 @@ class Trial(models.Model):
     source_path = models.TextField(blank=True)
     # sha256 of the bundle this trial was last written from: equal means "unchanged".
     content_digest = models.CharField(max_length=64, blank=True)
+    # What the trial's folder looked like when it was read (`Folder.fingerprint`: names,
+    # sizes and modification times): re-ingest skips an unchanged folder without reading it.
+    # Empty for bundles that came from no folder, or a folder too large to fingerprint.
+    source_fingerprint = models.CharField(max_length=64, blank=True, default="")
 
     # Summary columns: derived from the current result, scorers, judge and annotations.
     reward = models.FloatField(default=0.0)
