@@ -13,6 +13,7 @@ import re
 import tomllib
 from typing import Any
 
+import orjson
 import yaml
 
 
@@ -57,8 +58,61 @@ def decode_text(raw: bytes) -> str:
         raise ArtifactError("not UTF-8 text") from exc
 
 
+# A run of 20 digits may be an integer too large for 64 bits, which orjson would read as a
+# float; the standard library keeps it exact. Found with C-speed bytes operations: every
+# digit becomes "1" (no other byte is one), then one substring search.
+_DIGITS_AS_ONES = bytes.maketrans(b"0123456789", b"1" * 10)
+_LONG_DIGIT_RUN = b"1" * 20
+_BOM = b"\xef\xbb\xbf"
+
+
 def loads_bounded(raw: bytes | str, max_depth: int = DEFAULT_MAX_DEPTH) -> Any:
-    """json.loads with a depth bound and short, stable error messages."""
+    """json.loads with a depth bound and short, stable error messages.
+
+    Well-formed documents are parsed by orjson (several times faster, and it never recurses
+    in Python); anything it refuses, and integers beyond 64 bits, go through the standard
+    library, so every document reads exactly as `json.loads` reads it and every error gets
+    the same message.
+    """
+    if isinstance(raw, bytes):
+        data = raw.removeprefix(_BOM)
+        if _LONG_DIGIT_RUN not in data.translate(_DIGITS_AS_ONES):
+            try:
+                value = orjson.loads(data)
+            except orjson.JSONDecodeError:
+                pass
+            else:
+                if nested_deeper(value, max_depth, data.count(b"[") + data.count(b"{")):
+                    raise ArtifactError(f"JSON nested deeper than {max_depth} levels")
+                return value
+    return _loads_stdlib(raw, max_depth)
+
+
+def nested_deeper(value: Any, max_depth: int, containers: int | None = None) -> bool:
+    """Is this parsed JSON value nested deeper than `max_depth`? (`containers`: how many
+    arrays and objects the text opens, when known: fewer than the bound cannot exceed it.)"""
+    if containers is not None and containers <= max_depth:
+        return False
+    # Level by level: each pass keeps the containers one level down.
+    level = [value] if isinstance(value, dict | list) else []
+    depth = 0
+    while level:
+        depth += 1
+        if depth > max_depth:
+            return True
+        inner: list[Any] = []
+        for item in level:
+            inner += [
+                v for v in (item.values() if type(item) is dict else item) if type(v) in _CONTAINERS
+            ]
+        level = inner
+    return False
+
+
+_CONTAINERS = (dict, list)
+
+
+def _loads_stdlib(raw: bytes | str, max_depth: int) -> Any:
     text = decode_text(raw) if isinstance(raw, bytes) else raw
     if too_deep(text, max_depth):
         raise ArtifactError(f"JSON nested deeper than {max_depth} levels")

@@ -670,7 +670,7 @@ def test_a_trial_the_writer_fails_on_is_invalid_and_the_others_are_stored(
     write_batch = BundleWriter._write_batch
 
     def failing(self: BundleWriter, batch: Any) -> Any:
-        if any(b.trial.name == "boom" for b in batch):
+        if any(b.name == "boom" for b in batch):
             raise RuntimeError("a bug while writing")
         return write_batch(self, batch)
 

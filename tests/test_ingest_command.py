@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 from django.db import IntegrityError
 
+from rewards.ingest import files, harbor
+from rewards.ingest.prepared import PreparedTrial, RowInserter
 from rewards.models import (
     ErrorTag,
     EvaluationResult,
@@ -136,15 +140,15 @@ def test_a_trial_failing_half_way_through_its_write_leaves_no_row(
     contract(tmp_path / "runs", "a")
     contract(tmp_path / "runs", "b", {"trial.json": {"error_tags": tags}})
     contract(tmp_path / "runs", "c")
-    real_bulk_create = ErrorTag.objects.bulk_create
+    real_insert = RowInserter.insert
 
-    def failing(objs: list[ErrorTag], *args: object, **kwargs: object) -> list[ErrorTag]:
+    def failing(self: RowInserter, model: Any, links: Any, rows: list[dict[str, Any]]) -> None:
         # The last insert of a trial's write: its Trial, detail and result rows exist by now.
-        if any(tag.category == "boom" for tag in objs):
+        if model is ErrorTag and any(row["category"] == "boom" for row in rows):
             raise IntegrityError("simulated failure")
-        return real_bulk_create(objs, *args, **kwargs)  # type: ignore[arg-type]
+        real_insert(self, model, links, rows)
 
-    monkeypatch.setattr(ErrorTag.objects, "bulk_create", failing)
+    monkeypatch.setattr(RowInserter, "insert", failing)
 
     ran = ingest(tmp_path / "runs")
 
@@ -253,8 +257,28 @@ def test_reader_processes_give_the_same_outcomes_as_reading_here(
     finally:
         there.close()
 
-    assert parallel == inline
+    assert [_comparable(p) for p in parallel] == [_comparable(p) for p in inline]
     assert len(parallel) == 25
+    assert sum(isinstance(p, PreparedTrial) for p in parallel) == 24
+
+
+def _comparable(read: object) -> object:
+    """A read outcome without the moment it was prepared at (`updated_at`, `created_at`)."""
+    if not isinstance(read, PreparedTrial):
+        return read
+    timeless = {"updated_at", "created_at"}
+    return (
+        read.key,
+        read.uid,
+        read.digest,
+        read.fingerprint,
+        read.problems,
+        {k: v for k, v in read.trial.items() if k not in timeless},
+        {
+            label: [{k: v for k, v in row.items() if k not in timeless} for row in rows]
+            for label, rows in read.children.items()
+        },
+    )
 
 
 def test_two_different_trials_filed_under_one_name_are_not_merged(
@@ -277,3 +301,88 @@ def test_the_same_folder_twice_in_one_run_is_ingested_once(tmp_path: Path) -> No
     ran = ingest(tmp_path / "runs", tmp_path / "runs")
 
     assert ran.summary() == "Summary: ingested 1, unchanged 1, updated 0, invalid 0, unreadable 0"
+
+
+# --- re-ingest decided by the folder's fingerprint -----------------------------------------
+
+
+def test_an_untouched_harbor_folder_is_unchanged_without_reading_a_file(
+    harbor_files: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    job = synthetic_job(harbor_files, tmp_path, 6)
+    assert ingest(job).summary().startswith("Summary: ingested 6,")
+    assert not Trial.objects.filter(source_fingerprint="").exists()
+
+    def no_reading(*args: object, **kwargs: object) -> None:
+        raise AssertionError("an untouched trial folder was read")
+
+    real_read = files.Folder.read
+    read: list[str] = []
+
+    def reading(self: files.Folder, name: str, **kwargs: bool) -> bytes | None:
+        read.append(self.rel_to(name))
+        return real_read(self, name, **kwargs)
+
+    monkeypatch.setattr(harbor, "read_trial", no_reading)
+    monkeypatch.setattr(files.Folder, "read", reading)
+
+    ran = ingest(job)
+
+    assert ran.summary() == "Summary: ingested 0, unchanged 6, updated 0, invalid 0, unreadable 0"
+    assert read == ["result.json"]  # the job's own, which tells a job from a trial
+
+
+def test_a_touched_file_is_read_again_and_its_new_fingerprint_kept(
+    harbor_files: Path, tmp_path: Path
+) -> None:
+    job = synthetic_job(harbor_files, tmp_path, 3)
+    ingest(job)
+    trial = sorted(p for p in job.iterdir() if p.is_dir())[0]
+    result = trial / "result.json"
+    before = dict(Trial.objects.values_list("source_path", "source_fingerprint"))
+    os.utime(result, ns=(result.stat().st_atime_ns, result.stat().st_mtime_ns + 10**9))
+
+    ran = ingest(job)
+
+    assert ran.summary() == "Summary: ingested 0, unchanged 3, updated 0, invalid 0, unreadable 0"
+    after = dict(Trial.objects.values_list("source_path", "source_fingerprint"))
+    changed = {path for path in after if after[path] != before[path]}
+    assert changed == {str(trial.resolve())}
+
+
+def test_a_changed_file_updates_the_trial_whatever_its_fingerprint_said(
+    harbor_files: Path, tmp_path: Path
+) -> None:
+    job = synthetic_job(harbor_files, tmp_path, 3)
+    ingest(job)
+    trial = sorted(p for p in job.iterdir() if p.is_dir())[0]
+    data = json.loads((trial / "result.json").read_text())
+    data["agent_info"]["name"] = "another-agent"
+    (trial / "result.json").write_text(json.dumps(data))
+
+    ran = ingest(job)
+
+    assert ran.summary() == "Summary: ingested 0, unchanged 2, updated 1, invalid 0, unreadable 0"
+    assert Trial.objects.filter(agent_name="another-agent").count() == 1
+
+
+def test_a_new_file_in_a_trial_folder_changes_its_fingerprint(tmp_path: Path) -> None:
+    root = files.Root(tmp_path)
+    write_files(tmp_path / "t", {"result.json": {"a": 1}, "agent/trajectory.json": {"steps": []}})
+    folder = root.folder().child("t")
+    assert folder is not None
+    first = folder.fingerprint()
+    assert first
+    assert folder.fingerprint() == first  # the same tree, the same fingerprint
+
+    write_files(tmp_path / "t", {"verifier/reward.txt": "1"})
+
+    assert folder.fingerprint() not in ("", first)
+
+
+def test_a_folder_too_large_to_fingerprint_is_always_read(tmp_path: Path) -> None:
+    write_files(tmp_path / "t", {f"f{i}.txt": "x" for i in range(5)})
+    folder = files.Root(tmp_path).folder().child("t")
+    assert folder is not None
+    assert folder.fingerprint(max_entries=4) == ""
+    assert folder.fingerprint(max_entries=10) != ""

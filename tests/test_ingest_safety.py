@@ -3,6 +3,7 @@ and turns hostile files into recorded errors or named summary lines, never a cra
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 from pathlib import Path
@@ -395,6 +396,43 @@ def test_too_deep_counts_nesting_outside_strings_only() -> None:
     assert loads_json(b'{"a": "[[[["}', 2) == {"a": "[[[["}
     with pytest.raises(ArtifactError, match="nested deeper"):
         loads_json("[[[]]]", 2)
+
+
+def test_json_reads_as_the_standard_library_reads_it() -> None:
+    # Documents orjson parses, and documents only the standard library parses the same way.
+    documents = [
+        b'{"a": [1, 2.5, "x\\u00e9", null, true], "b": {"c": []}}',
+        b'\xef\xbb\xbf{"bom": 1}',  # a byte order mark is allowed
+        b'{"big": 123456789012345678901234567890}',  # beyond 64 bits: kept exact
+        b'{"lone": "\\ud800"}',  # a lone surrogate escape
+        b'{"a": 1, "a": 2}',  # the last duplicate wins
+        b"[1e400]",
+    ]
+    for raw in documents:
+        assert loads_json(raw, 64) == json.loads(raw.decode("utf-8-sig")), raw
+    assert loads_json(documents[2], 64)["big"] == 123456789012345678901234567890
+
+
+def test_json_errors_keep_their_messages() -> None:
+    with pytest.raises(ArtifactError, match="NaN is not a JSON value"):
+        loads_json(b'{"a": NaN}', 64)
+    with pytest.raises(ArtifactError, match="not valid JSON at line 2"):
+        loads_json(b'{"a":\n 1,,}', 64)
+    with pytest.raises(ArtifactError, match="not UTF-8"):
+        loads_json(b'{"a": "\xff"}', 64)
+
+
+def test_deep_json_is_refused_whichever_parser_reads_it() -> None:
+    nested = b'{"a": ' * 10 + b"1" + b"}" * 10
+    assert loads_json(nested, 10) is not None
+    with pytest.raises(ArtifactError, match="nested deeper than 9 levels"):
+        loads_json(nested, 9)
+    wide = b"[" + b",".join([b"[[]]"] * 50) + b"]"  # many containers, three levels
+    assert len(loads_json(wide, 3)) == 50
+    with pytest.raises(ArtifactError, match="nested deeper than 2 levels"):
+        loads_json(wide, 2)
+    with pytest.raises(ArtifactError, match="nested deeper than 64 levels"):
+        loads_json(b"[" * 2000 + b"]" * 2000, 64)  # deeper than orjson's own limit
 
 
 def test_a_folder_name_that_is_not_utf8_is_reported_not_a_crash(tmp_path: Path) -> None:

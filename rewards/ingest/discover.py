@@ -19,13 +19,15 @@ import logging
 import multiprocessing
 import os
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-from rewards.ingest import bundles, contract, harbor
+from rewards.ingest import bundles, contract, harbor, worker
 from rewards.ingest.files import ArtifactError, Folder, Limits, Problem, Root, loads_json
+from rewards.ingest.prepared import PreparedTrial
+from rewards.ingest.writer import BundleWriter, WriteOutcome
 from rewards.schemas import JobRecord, TrialBundle
 
 log = logging.getLogger(__name__)
@@ -238,14 +240,25 @@ def read_item(item: Item, job: str | None = None) -> Iterator[TrialBundle | Prob
 
 
 # --- reading, in a second process when there is a lot to read --------------------------------
-def read_chunk(
-    items: list[HarborTrialItem | ContractTrialItem], job: str | None
-) -> list[TrialBundle | Problem]:
-    """Read trial items; runs in a reader process (items and bundles pickle)."""
-    outcomes: list[TrialBundle | Problem] = []
+Read = PreparedTrial | WriteOutcome | Problem
+
+
+def read_chunk(items: list[HarborTrialItem | ContractTrialItem], job: str | None) -> list[Read]:
+    """Read trial items and prepare their rows; runs in a reader process (what it returns
+    pickles as plain data)."""
+    outcomes: list[Read] = []
     for item in items:
         try:
-            outcomes.extend(read_item(item, job))
+            # Before reading: a file changed while it is read changes the fingerprint too.
+            fingerprint = item.folder.fingerprint()
+            for read in read_item(item, job):
+                if isinstance(read, Problem):
+                    outcomes.append(read)
+                    continue
+                prepared = BundleWriter.prepared(read, fingerprint=fingerprint)
+                if isinstance(prepared, PreparedTrial):
+                    prepared.source, prepared.job_override = item, job
+                outcomes.append(prepared)
         except Exception as exc:
             # A reader bug must cost one trial, named, not the run.
             log.exception("reading %s failed", item.folder.display)
@@ -255,15 +268,19 @@ def read_chunk(
 
 
 class ItemReader:
-    """Turns discovered items into bundles, overlapping file reading with database writes.
+    """Turns discovered items into prepared trials, reading while the writer writes.
 
-    Reading and parsing a Harbor trial costs about half the CPU of writing it, and the writer
-    must run in this process (it holds the database connection), so on a machine with a
-    spare core the trial folders are read by `workers` reader processes while this one
-    writes. Handing a bundle over (pickling) costs about a quarter of reading it, so this
-    pays only on an otherwise idle core. The processes start once the run has seen
-    `parallel_after` trials: for a few hundred, starting them costs more than it saves.
-    Outcomes come back in discovery order.
+    Reading a trial and preparing its rows (`prepared.prepare`: validation, digest,
+    summary, JSON text) costs several times what inserting the rows costs, and the writer
+    must run in this process (it holds the database connection), so large runs are read
+    by `workers` reader processes, one per core: this process mostly waits on them and on
+    the database. A prepared trial pickles as plain data, so handing it over is cheap. The
+    processes start once the run has seen `parallel_after` trials: for a few hundred,
+    starting them costs more than it saves. Outcomes come back in discovery order.
+
+    `unchanged`, when given, is asked first about each Harbor trial folder: an outcome
+    from it (the folder's fingerprint matches the stored one) stands for the trial, which
+    is then not read at all.
     """
 
     def __init__(
@@ -274,26 +291,34 @@ class ItemReader:
         chunk: int = 100,
         window: int = 6,
         parallel_after: int = 1000,
+        unchanged: Callable[[HarborTrialItem], WriteOutcome | None] | None = None,
     ) -> None:
         self.job = job
         self.workers = workers
         self.chunk = chunk
         self.window = window
         self.parallel_after = parallel_after
+        self.unchanged = unchanged
         self._seen = 0
         self._pool: ProcessPoolExecutor | None = None
-        self._inflight: deque[tuple[Future[list[TrialBundle | Problem]], list[Any]]] = deque()
+        self._inflight: deque[tuple[Future[list[Read]], list[Any]]] = deque()
 
-    def outcomes(self, items: Iterator[Item]) -> Iterator[TrialBundle | Problem]:
+    def outcomes(self, items: Iterator[Item]) -> Iterator[Read]:
         batch: list[HarborTrialItem | ContractTrialItem] = []
         for item in items:
+            if isinstance(item, HarborTrialItem) and self.unchanged is not None:
+                known = self.unchanged(item)
+                if known is not None:
+                    yield known
+                    continue
             if isinstance(item, HarborTrialItem | ContractTrialItem):
                 batch.append(item)
                 if len(batch) >= self.chunk:
                     yield from self._dispatch(batch)
                     batch = []
             else:
-                yield from read_item(item, self.job)
+                for read in read_item(item, self.job):
+                    yield read if isinstance(read, Problem) else BundleWriter.prepared(read)
         if batch:
             yield from self._dispatch(batch)
         while self._inflight:
@@ -304,9 +329,7 @@ class ItemReader:
             self._pool.shutdown(wait=True, cancel_futures=True)
             self._pool = None
 
-    def _dispatch(
-        self, batch: list[HarborTrialItem | ContractTrialItem]
-    ) -> Iterator[TrialBundle | Problem]:
+    def _dispatch(self, batch: list[HarborTrialItem | ContractTrialItem]) -> Iterator[Read]:
         self._seen += len(batch)
         pool = self._ensure_pool()
         if pool is None:
@@ -321,7 +344,7 @@ class ItemReader:
         while len(self._inflight) > self.window:
             yield from self._collect()
 
-    def _collect(self) -> Iterator[TrialBundle | Problem]:
+    def _collect(self) -> Iterator[Read]:
         future, batch = self._inflight.popleft()
         try:
             yield from future.result()
@@ -343,8 +366,10 @@ class ItemReader:
                 )
                 context = multiprocessing.get_context(method)
                 if method == "forkserver":
-                    context.set_forkserver_preload([__name__])
-                self._pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=context)
+                    context.set_forkserver_preload([worker.__name__, __name__])
+                self._pool = ProcessPoolExecutor(
+                    max_workers=self.workers, mp_context=context, initializer=worker.setup
+                )
             except (OSError, ValueError) as exc:  # no semaphores (some containers), …
                 log.warning("reading in this process only: no reader processes (%s)", exc)
                 self.workers = 0
@@ -352,9 +377,9 @@ class ItemReader:
 
 
 def default_workers() -> int:
-    """Reader processes to use: one per spare core (the writer keeps one), at most three."""
+    """Reader processes to use: one per core (the writer mostly waits), at most four."""
     try:
         cores = len(os.sched_getaffinity(0))
     except AttributeError:  # not on Linux
         cores = os.cpu_count() or 1
-    return max(0, min(cores - 1, 3))
+    return max(0, min(cores, 4))

@@ -15,8 +15,10 @@ import logging
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
+from uuid import UUID
 
+import orjson
 from django.db import DatabaseError, models, transaction
 from django.dispatch import Signal
 from django.utils import timezone
@@ -33,6 +35,10 @@ from rewards.models import (
     Trial,
     TrialDetail,
 )
+
+if TYPE_CHECKING:
+    from rewards.ingest.discover import HarborTrialItem
+from rewards.ingest.prepared import PreparedTrial, RowInserter, child_links, prepare
 from rewards.schemas import ResultRecord, TrialBundle, utc
 
 log = logging.getLogger(__name__)
@@ -58,6 +64,7 @@ class WriteOutcome:
     trial: str
     trial_id: int | None = None
     reason: str = ""
+    uid: UUID | None = None  # known when the outcome was decided without reading the trial
 
 
 # --- canonical content ------------------------------------------------------------------
@@ -83,9 +90,30 @@ def content_digest(bundle: TrialBundle) -> str:
     would otherwise never match the one it was made from); datetimes are already in UTC
     (`schemas.UtcDatetime`), so their JSON spelling is unique.
     """
-    data = bundle.model_dump(mode="json", exclude=_DIGEST_EXCLUDE)
-    payload = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(payload.encode()).hexdigest()
+    return hashlib.sha256(_canonical(bundle)).hexdigest()
+
+
+def earlier_digest(bundle: TrialBundle) -> str:
+    """The digest as releases before orjson spelled it (the standard library's JSON, which
+    writes some small floats differently: `1e-05`, not `0.00001`). A stored digest that
+    matches this one is the same content, not a change."""
+    return hashlib.sha256(_canonical_stdlib(_content(bundle)).encode()).hexdigest()
+
+
+def _content(bundle: TrialBundle) -> dict[str, Any]:
+    return bundle.model_dump(mode="json", exclude=_DIGEST_EXCLUDE)
+
+
+def _canonical(bundle: TrialBundle) -> bytes:
+    data = _content(bundle)
+    try:
+        return orjson.dumps(data, option=orjson.OPT_SORT_KEYS)
+    except TypeError:  # an integer beyond 64 bits
+        return _canonical_stdlib(data).encode()
+
+
+def _canonical_stdlib(data: Any) -> str:
+    return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
 TRIAL_FIELDS = (
@@ -154,9 +182,40 @@ def without_nul(bundle: TrialBundle) -> TrialBundle:
     character would hide what the agent wrote. The same on every database, so SQLite and
     PostgreSQL store the same text.
     """
-    if "\\u0000" not in bundle.model_dump_json():
-        return bundle
-    return TrialBundle.model_validate(_replace_nul(bundle.model_dump()))
+    return checked_digest(bundle)[0]
+
+
+def checked_digest(bundle: TrialBundle) -> tuple[TrialBundle, str]:
+    """The bundle without NUL characters, and its content digest.
+
+    One serialisation serves both: the digest's canonical JSON escapes a NUL as `\\u0000`,
+    so it shows whether the trial's own content holds one; what the digest leaves out
+    (annotations, the job) is looked at on its own, the job once per record.
+    """
+    payload = _canonical(bundle)
+    if b"\\u0000" in payload or _nul_outside_digest(bundle):
+        bundle = TrialBundle.model_validate(_replace_nul(bundle.model_dump()))
+        payload = _canonical(bundle)
+    return bundle, hashlib.sha256(payload).hexdigest()
+
+
+# Jobs already looked at, by identity: every trial of a Harbor job shares one record, whose
+# stats may list thousands of trials. The record is kept so its id is not reused.
+_CLEAN_JOBS: dict[int, tuple[schemas.JobRecord, bool]] = {}
+
+
+def _nul_outside_digest(bundle: TrialBundle) -> bool:
+    if bundle.annotations and "\\u0000" in json.dumps(
+        [a.model_dump(mode="json") for a in bundle.annotations]
+    ):
+        return True
+    job = bundle.job
+    known = _CLEAN_JOBS.get(id(job))
+    if known is None or known[0] is not job:
+        if len(_CLEAN_JOBS) > 256:
+            _CLEAN_JOBS.clear()
+        known = _CLEAN_JOBS[id(job)] = (job, "\\u0000" in job.model_dump_json())
+    return known[1]
 
 
 # --- summary from a bundle ----------------------------------------------------------------
@@ -227,63 +286,88 @@ class BundleWriter:
         return self.write_many([bundle])[0]
 
     def write_many(self, bundles: Sequence[TrialBundle]) -> list[WriteOutcome]:
-        """One outcome per bundle, in order; never raises for a bundle it cannot store.
+        """One outcome per bundle, in order; never raises for a bundle it cannot store."""
+        return self.write_prepared([self.prepared(b) for b in bundles])
+
+    @staticmethod
+    def prepared(bundle: TrialBundle, *, fingerprint: str = "") -> PreparedTrial | WriteOutcome:
+        """A bundle's rows (`prepared.prepare`), or the outcome that says why it has none."""
+        try:
+            checked, digest = BundleWriter._checked(bundle)
+            return prepare(checked, digest, fingerprint=fingerprint)
+        except _WRITE_ERRORS as exc:
+            reason = _db_reason(exc)
+        except Exception as exc:  # a bug must not lose the other trials
+            log.exception("could not prepare %s/%s", bundle.job.name, bundle.trial.name)
+            reason = f"could not be stored ({type(exc).__name__})"
+        return WriteOutcome("invalid", bundle.job.name, bundle.trial.name, reason=reason)
+
+    def write_prepared(self, items: Sequence[PreparedTrial | WriteOutcome]) -> list[WriteOutcome]:
+        """Store prepared trials (outcomes given in their place are passed through).
 
         A batch that fails for any reason is rolled back and written again one trial per
         transaction, so the trial at fault is reported "invalid" and the others are stored.
         """
         outcomes: list[WriteOutcome] = []
-        for start in range(0, len(bundles), self.batch_size):
-            batch = bundles[start : start + self.batch_size]
+        for start in range(0, len(items), self.batch_size):
+            chunk = items[start : start + self.batch_size]
+            batch = [p for p in chunk if isinstance(p, PreparedTrial)]
             try:
                 with transaction.atomic():
-                    outcomes.extend(self._write_batch([self._checked(b) for b in batch]))
+                    written = iter(self._write_batch(batch))
             except Exception as exc:  # isolated below, one trial at a time
                 log.info("batch failed (%s); writing its trials one by one", type(exc).__name__)
                 self._forget_cached_rows()
-                outcomes.extend(self._write_one_by_one(batch))
+                written = iter(self._write_one_by_one(batch))
+            outcomes.extend(p if isinstance(p, WriteOutcome) else next(written) for p in chunk)
         return outcomes
+
+    def refresh_job(self, record: schemas.JobRecord) -> None:
+        """Bring a job row up to date with its record (a re-ingest that skipped every trial
+        of the job still refreshes the job itself)."""
+        with transaction.atomic():
+            self._jobs_for([record])
 
     # -- internals ------------------------------------------------------------------------
     @staticmethod
-    def _checked(bundle: TrialBundle) -> TrialBundle:
-        bundle = without_nul(bundle)
+    def _checked(bundle: TrialBundle) -> tuple[TrialBundle, str]:
+        """The bundle as stored (results checked, NUL characters replaced) and its digest."""
         results = [r.checked() for r in bundle.results]
-        if results == bundle.results:
-            return bundle
-        return bundle.model_copy(update={"results": results})
+        if results != bundle.results:
+            bundle = bundle.model_copy(update={"results": results})
+        return checked_digest(bundle)
 
     def _forget_cached_rows(self) -> None:
         # Rows created inside a rolled-back transaction no longer exist.
         self._jobs.clear()
         self._tasks.clear()
 
-    def _write_one_by_one(self, batch: Iterable[TrialBundle]) -> list[WriteOutcome]:
+    def _write_one_by_one(self, batch: Iterable[PreparedTrial]) -> list[WriteOutcome]:
         outcomes = []
-        for bundle in batch:
+        for prepared in batch:
             try:
                 # The trial, and any job or task first created for it, commit together or
                 # not at all: a failed trial leaves no row behind.
                 with transaction.atomic():
-                    outcomes.extend(self._write_batch([self._checked(bundle)]))
+                    outcomes.extend(self._write_batch([prepared]))
                 continue
             except _WRITE_ERRORS as exc:
                 reason = _db_reason(exc)
             except Exception as exc:  # a bug must not lose the other trials
-                log.exception("could not store %s/%s", bundle.job.name, bundle.trial.name)
+                log.exception("could not store %s/%s", prepared.job.name, prepared.name)
                 reason = f"could not be stored ({type(exc).__name__})"
             self._forget_cached_rows()
             outcomes.append(
-                WriteOutcome("invalid", bundle.job.name, bundle.trial.name, reason=reason)
+                WriteOutcome("invalid", prepared.job.name, prepared.name, reason=reason)
             )
         return outcomes
 
-    def _jobs_for(self, batch: Sequence[TrialBundle]) -> list[Job]:
+    def _jobs_for(self, records: Sequence[schemas.JobRecord]) -> list[Job]:
         """The batch's jobs: one SELECT and at most one INSERT, whatever the batch size."""
         wanted: dict[str, schemas.JobRecord] = {}
-        for bundle in batch:
-            if bundle.job.name not in self._jobs:
-                wanted.setdefault(bundle.job.name, bundle.job)
+        for record in records:
+            if record.name not in self._jobs:
+                wanted.setdefault(record.name, record)
         if wanted:
             found = {job.name: job for job in Job.objects.filter(name__in=list(wanted))}
             for name, job in found.items():
@@ -299,9 +383,9 @@ class BundleWriter:
             Job.objects.bulk_create(new)
             found.update((job.name, job) for job in new)
             self._jobs.update(found)
-        return [self._jobs[bundle.job.name] for bundle in batch]
+        return [self._jobs[record.name] for record in records]
 
-    def _tasks_for(self, batch: Sequence[TrialBundle]) -> list[Task]:
+    def _tasks_for(self, records: Sequence[schemas.TaskRecord]) -> list[Task]:
         """The batch's tasks, created on first sight and never changed afterwards.
 
         Seed 003, "Scorers freeze at seed time": a task's scorer specs (and its other
@@ -309,10 +393,10 @@ class BundleWriter:
         same task never change them.
         """
         wanted: dict[tuple[str, str, str], schemas.TaskRecord] = {}
-        for bundle in batch:
-            key = _task_key(bundle.task)
+        for record in records:
+            key = _task_key(record)
             if key not in self._tasks:
-                wanted.setdefault(key, bundle.task)
+                wanted.setdefault(key, record)
         if wanted:
             names = {name for _, name, _ in wanted}
             found = {
@@ -332,78 +416,108 @@ class BundleWriter:
             Task.objects.bulk_create(new)
             found.update(((task.source, task.name, task.checksum), task) for task in new)
             self._tasks.update(found)
-        return [self._tasks[_task_key(bundle.task)] for bundle in batch]
+        return [self._tasks[_task_key(record)] for record in records]
 
-    def _write_batch(self, batch: Sequence[TrialBundle]) -> list[WriteOutcome]:
-        jobs = self._jobs_for(batch)
-        tasks = self._tasks_for(batch)
-        digests = [content_digest(b) for b in batch]
-
+    def _write_batch(self, batch: Sequence[PreparedTrial]) -> list[WriteOutcome]:
+        if not batch:
+            return []
+        jobs = self._jobs_for([p.job for p in batch])
+        tasks = self._tasks_for([p.task for p in batch])
         existing = {
-            (t.job_id, t.name): t
-            for t in Trial.objects.filter(
-                job__in={j.pk for j in jobs}, name__in={b.trial.name for b in batch}
-            ).select_related("task")
+            (job_id, name): (pk, digest, fingerprint)
+            for job_id, name, pk, digest, fingerprint in Trial.objects.filter(
+                job__in={j.pk for j in jobs}, name__in={p.name for p in batch}
+            ).values_list("job_id", "name", "pk", "content_digest", "source_fingerprint")
         }
         seen: set[tuple[int, str]] = set()
         outcomes: list[WriteOutcome | None] = [None] * len(batch)
-        new: list[tuple[int, Trial]] = []
-        for index, (bundle, job, task, digest) in enumerate(
-            zip(batch, jobs, tasks, digests, strict=True)
-        ):
-            key = (job.pk, bundle.trial.name)
+        new: list[int] = []
+        restamped: list[tuple[int, str, str]] = []
+        for index, (prepared, job, task) in enumerate(zip(batch, jobs, tasks, strict=True)):
+            key = (job.pk, prepared.name)
             if key in seen:
                 # Retried one by one, where the second copy is "unchanged" or "updated".
-                raise ValueError(f"trial {bundle.trial.name!r} appears twice in one batch")
+                raise ValueError(f"trial {prepared.name!r} appears twice in one batch")
             seen.add(key)
-            trial = existing.get(key)
-            if trial is not None and trial.content_digest == digest:
-                outcomes[index] = WriteOutcome("unchanged", job.name, trial.name, trial.pk)
-            elif trial is not None:
-                self._update(trial, bundle, task, digest)
-                outcomes[index] = WriteOutcome("updated", job.name, trial.name, trial.pk)
-            else:
-                new.append((index, self._new_trial(bundle, job, task, digest)))
+            stored = existing.get(key)
+            if stored is None:
+                new.append(index)
+                continue
+            pk, digest, fingerprint = stored
+            if digest != prepared.digest:
+                bundle, new_digest = self._checked(prepared.load())
+                if digest != earlier_digest(bundle):
+                    trial = Trial.objects.select_related("task").get(pk=pk)
+                    trial.source_fingerprint = prepared.fingerprint
+                    self._update(trial, bundle, task, new_digest)
+                    outcomes[index] = WriteOutcome("updated", job.name, prepared.name, pk)
+                    continue
+                restamped.append((pk, new_digest, prepared.fingerprint or fingerprint))
+            elif prepared.fingerprint and prepared.fingerprint != fingerprint:
+                restamped.append((pk, digest, prepared.fingerprint))
+            outcomes[index] = WriteOutcome("unchanged", job.name, prepared.name, pk)
 
         if new:
-            Trial.objects.bulk_create([trial for _, trial in new])
-            self._create_children([(batch[i], trial) for i, trial in new])
-            for index, trial in new:
-                outcomes[index] = WriteOutcome("ingested", trial.job.name, trial.name, trial.pk)
+            ids = self._insert(
+                [batch[i] for i in new], [jobs[i] for i in new], [tasks[i] for i in new]
+            )
+            for index, pk in zip(new, ids, strict=True):
+                outcomes[index] = WriteOutcome("ingested", jobs[index].name, batch[index].name, pk)
+        if restamped:
+            # Not changed, but touched (remember the folder as it is now, so the next run
+            # skips it without reading) or stored with the earlier spelling of its digest.
+            Trial.objects.bulk_update(
+                [
+                    Trial(pk=pk, content_digest=digest, source_fingerprint=fingerprint)
+                    for pk, digest, fingerprint in restamped
+                ],
+                ["content_digest", "source_fingerprint"],
+            )
         done = [o for o in outcomes if o is not None]
-        for bundle, outcome in zip(batch, done, strict=True):
-            if bundle.annotations:
+        for prepared, outcome in zip(batch, done, strict=True):
+            if prepared.has_annotations:
                 bundle_written.send(
                     sender=BundleWriter,
                     trial_id=outcome.trial_id,
-                    bundle=bundle,
+                    bundle=prepared.load(),
                     status=outcome.status,
                 )
         return done
 
-    @staticmethod
-    def _new_trial(bundle: TrialBundle, job: Job, task: Task, digest: str) -> Trial:
-        record = bundle.trial
-        trial = Trial(
-            job=job,
-            task=task,
-            name=record.name,
-            uid=record.uid,
-            content_digest=digest,
-            **trial_columns_of(bundle),
-        )
-        trial.apply_summary(summary_of(bundle, bundle.current_result))
-        return trial
+    def _insert(
+        self, batch: Sequence[PreparedTrial], jobs: Sequence[Job], tasks: Sequence[Task]
+    ) -> list[int]:
+        """New trials and their children: one INSERT (or COPY) per table; returns the ids."""
+        inserter = RowInserter()
+        job_ids = [job.pk for job in jobs]
+        task_ids = [task.pk for task in tasks]
+        rows = [p.trial for p in batch]
+        reserved = inserter.reserve_ids(len(batch))
+        if reserved is not None:
+            inserter.insert(Trial, {"id": reserved, "job_id": job_ids, "task_id": task_ids}, rows)
+            ids = reserved
+        else:
+            inserter.insert(Trial, {"job_id": job_ids, "task_id": task_ids}, rows)
+            ids = self._ids_of(batch, job_ids)
+        for model, (trial_ids, child_rows_) in child_links(ids, batch).items():
+            inserter.insert(model, {"trial_id": trial_ids}, child_rows_)
+        return ids
 
-    def _create_children(self, pairs: Sequence[tuple[TrialBundle, Trial]]) -> None:
-        """One INSERT per table for the whole batch."""
-        now = timezone.now()
-        by_model: dict[type[models.Model], list[models.Model]] = {}
-        for bundle, trial in pairs:
-            for model, rows in child_rows(bundle, trial, now).items():
-                by_model.setdefault(model, []).extend(rows)
-        for model, rows in by_model.items():
-            model._default_manager.bulk_create(rows)
+    @staticmethod
+    def _ids_of(batch: Sequence[PreparedTrial], job_ids: Sequence[int]) -> list[int]:
+        """The ids the database gave the trials just inserted: one SELECT per job."""
+        names: dict[int, list[str]] = {}
+        for prepared, job_id in zip(batch, job_ids, strict=True):
+            names.setdefault(job_id, []).append(prepared.name)
+        found: dict[tuple[int, str], int] = {}
+        for job_id, job_names in names.items():
+            found.update(
+                ((job_id, name), pk)
+                for name, pk in Trial.objects.filter(job_id=job_id, name__in=job_names)
+                .order_by()
+                .values_list("name", "pk")
+            )
+        return [found[(job_id, p.name)] for p, job_id in zip(batch, job_ids, strict=True)]
 
     def _update(self, trial: Trial, bundle: TrialBundle, task: Task, digest: str) -> None:
         """Changed artifacts: a new current result beside the old ones, the rest replaced."""
@@ -452,10 +566,47 @@ class BundleWriter:
                 "problem_count",
                 "task",
                 "content_digest",
+                "source_fingerprint",
                 *summary_fields,
                 "updated_at",
             ]
         )
+
+
+class StoredFingerprints:
+    """The fingerprints stored for each job's trial folders, loaded once per job and run.
+
+    Asked about a Harbor trial folder before it is read: when the folder's fingerprint
+    (`Folder.fingerprint`: names, sizes, modification times) equals the one stored with
+    the trial read from that folder, the trial is "unchanged" without reading a file. Any
+    difference (or no stored fingerprint) sends it down the full path, where the content
+    digest decides.
+    """
+
+    def __init__(self, writer: BundleWriter) -> None:
+        self.writer = writer
+        self._jobs: dict[str, dict[str, tuple[int, str, UUID, str]]] = {}
+
+    def outcome(self, item: HarborTrialItem) -> WriteOutcome | None:
+        job = item.job
+        stored = self._jobs.get(job.name)
+        if stored is None:
+            stored = self._jobs[job.name] = {
+                path: (pk, name, uid, fingerprint)
+                for path, pk, name, uid, fingerprint in Trial.objects.filter(job__name=job.name)
+                .exclude(source_fingerprint="")
+                .order_by()
+                .values_list("source_path", "pk", "name", "uid", "source_fingerprint")
+            }
+            if stored:
+                self.writer.refresh_job(job)
+        known = stored.get(item.folder.path)
+        if known is None:
+            return None
+        pk, name, uid, fingerprint = known
+        if item.folder.fingerprint() != fingerprint:
+            return None
+        return WriteOutcome("unchanged", job.name, name, pk, uid=uid)
 
 
 def _task_key(record: schemas.TaskRecord) -> tuple[str, str, str]:

@@ -29,8 +29,8 @@ from tqdm import tqdm
 
 from rewards.ingest.discover import Discovery, Item, ItemReader, PathError, default_workers
 from rewards.ingest.files import Problem
-from rewards.ingest.writer import BundleWriter, WriteOutcome
-from rewards.schemas import TrialBundle
+from rewards.ingest.prepared import PreparedTrial
+from rewards.ingest.writer import BundleWriter, StoredFingerprints, WriteOutcome
 
 log = logging.getLogger(__name__)
 
@@ -63,16 +63,12 @@ class IngestReport:
     unreadable: list[tuple[str, str]] = field(default_factory=list)
     with_problems: list[tuple[str, str]] = field(default_factory=list)
 
-    def outcome(self, outcome: WriteOutcome, bundle: TrialBundle) -> None:
+    def outcome(self, outcome: WriteOutcome, prepared: PreparedTrial | None = None) -> None:
         self.counts[outcome.status] += 1
         if outcome.status == "invalid":
             self.invalid.append((f"{outcome.job}/{outcome.trial}", outcome.reason))
-        elif outcome.status != "unchanged" and bundle.trial.ingest_problems:
-            first = bundle.trial.ingest_problems[0]
-            where = f"{first.file} {first.field}".strip()
-            more = len(bundle.trial.ingest_problems) - 1
-            reason = f"{where}: {first.message}" + (f" (and {more} more)" if more else "")
-            self.with_problems.append((f"{outcome.job}/{outcome.trial}", reason))
+        elif outcome.status != "unchanged" and prepared is not None and prepared.problems:
+            self.with_problems.append((f"{outcome.job}/{outcome.trial}", prepared.first_problem))
 
     def problem(self, problem: Problem) -> None:
         self.counts[problem.kind] += 1
@@ -131,7 +127,11 @@ class Command(BaseCommand):
         summary = IngestReport()
         self._writer = BundleWriter(batch_size=batch_size)
         self._names: dict[tuple[str, str], UUID] = {}
-        reader = ItemReader(job, default_workers() if workers is None else max(0, workers))
+        reader = ItemReader(
+            job,
+            default_workers() if workers is None else max(0, workers),
+            unchanged=StoredFingerprints(self._writer).outcome,
+        )
         failed: list[tuple[str, str]] = []
         progress = tqdm(
             desc="ingest",
@@ -141,7 +141,7 @@ class Command(BaseCommand):
             dynamic_ncols=True,
         )
         try:
-            pending: list[TrialBundle] = []
+            pending: list[PreparedTrial] = []
             for path in paths:
                 read = 0
                 try:
@@ -155,8 +155,10 @@ class Command(BaseCommand):
                         clash = self._clash(outcome)
                         if clash:
                             summary.problem(clash)
-                            continue
-                        pending.append(outcome)
+                        elif isinstance(outcome, WriteOutcome):
+                            summary.outcome(outcome)
+                        else:
+                            pending.append(outcome)
                         if len(pending) >= batch_size:
                             self._write(pending, summary)
                             pending = []
@@ -177,25 +179,28 @@ class Command(BaseCommand):
             raise CommandError(f"could not ingest {reasons}")
 
     # -- internals --------------------------------------------------------------------------
-    def _clash(self, bundle: TrialBundle) -> Problem | None:
+    def _clash(self, outcome: PreparedTrial | WriteOutcome) -> Problem | None:
         """A second, different trial with the same job and name in this run (say, two Harbor
         jobs ingested with one `--job`): refused, or it would overwrite the first."""
-        key = (bundle.job.name, bundle.trial.name)
-        first = self._names.setdefault(key, bundle.trial.uid)
-        if first == bundle.trial.uid:
+        if isinstance(outcome, PreparedTrial):
+            key, identity = outcome.key, outcome.uid
+        elif outcome.uid is not None:  # known unchanged: the stored trial itself
+            key, identity = (outcome.job, outcome.trial), outcome.uid
+        else:
+            return None
+        first = self._names.setdefault(key, identity)
+        if first == identity:
             return None
         return Problem(
-            "invalid",
-            f"{bundle.job.name}/{bundle.trial.name}",
-            "another trial in this run has the same job and name",
+            "invalid", f"{key[0]}/{key[1]}", "another trial in this run has the same job and name"
         )
 
-    def _write(self, bundles: Sequence[TrialBundle], summary: IngestReport) -> None:
-        if not bundles:
+    def _write(self, prepared: Sequence[PreparedTrial], summary: IngestReport) -> None:
+        if not prepared:
             return
-        outcomes = self._writer.write_many(bundles)
-        for outcome, bundle in zip(outcomes, bundles, strict=True):
-            summary.outcome(outcome, bundle)
+        outcomes = self._writer.write_prepared(prepared)
+        for outcome, one in zip(outcomes, prepared, strict=True):
+            summary.outcome(outcome, one)
 
 
 def _guarded(discovery: Discovery, path: str) -> Iterator[Item]:

@@ -1,0 +1,245 @@
+"""A bundle turned into the rows it stores, ready to insert without the ORM.
+
+`prepare` is the one mapping from a `TrialBundle` to rows: it builds the trial and its
+children through the models' own constructors (`Trial.apply_summary`, `from_record`), then
+keeps their column values as plain data. It runs wherever the bundle was read, a reader
+process included, so the process holding the database connection only looks up, inserts
+and links: the costly part (validation, digest, summary, JSON text) is spread over the
+cores. A `PreparedTrial` pickles as strings and numbers, not as a tree of pydantic models.
+
+`RowInserter` inserts prepared rows: `COPY` on PostgreSQL, one `executemany` per table
+elsewhere. Values were adapted when prepared, by each model field (`get_db_prep_save`
+needs the backend's operations, not a connection), so inserting only passes them on.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+from uuid import UUID
+
+import orjson
+from django.db import connection, models
+from django.utils import timezone
+
+from rewards.models import (
+    ErrorTag,
+    EvaluationResult,
+    JudgeVerdict,
+    ScorerResult,
+    Task,
+    Trial,
+    TrialDetail,
+)
+from rewards.schemas import JobRecord, TaskRecord, TrialBundle
+
+# The children of a trial, in the order they are inserted.
+CHILD_MODELS: tuple[type[models.Model], ...] = (
+    TrialDetail,
+    EvaluationResult,
+    ScorerResult,
+    JudgeVerdict,
+    ErrorTag,
+)
+# Set by the writer once the job, the task and the trial's id are known.
+_LINKS = {"id", "job_id", "task_id", "trial_id"}
+
+
+def columns_of(model: type[models.Model]) -> list[models.Field[Any, Any]]:
+    """The concrete fields a prepared row carries, in table order (links left out)."""
+    return [f for f in model._meta.concrete_fields if f.attname not in _LINKS]
+
+
+def json_text(value: Any) -> str:
+    """A JSON column's text. orjson, or the standard library for what orjson refuses
+    (integers beyond 64 bits, lone surrogates), which escapes as Django's JSONField does."""
+    try:
+        return orjson.dumps(value).decode()
+    except TypeError:
+        return json.dumps(value)
+
+
+# Values the database driver takes as they are; any other goes through its field.
+_PLAIN = (str, int, float, bool)
+
+
+def _row(
+    instance: models.Model, fields: Sequence[models.Field[Any, Any]], now: datetime
+) -> dict[str, Any]:
+    row = {}
+    for f in fields:
+        value = getattr(instance, f.attname)
+        if getattr(f, "auto_now", False) or getattr(f, "auto_now_add", False):
+            value = now  # what `pre_save` would set: these rows are always new
+        if isinstance(f, models.JSONField):
+            if not (value is None and f.null):
+                value = json_text(value)
+        elif value is not None and not isinstance(value, _PLAIN):
+            # Datetimes and UUIDs as the database takes them (no connection is needed).
+            value = f.get_db_prep_save(value, connection)
+        row[f.attname] = value
+    return row
+
+
+@dataclass(slots=True)
+class PreparedTrial:
+    """One trial's rows and what the writer needs to decide about them."""
+
+    job: JobRecord
+    task: TaskRecord
+    name: str
+    uid: UUID
+    digest: str
+    trial: dict[str, Any]  # Trial columns by attname (links left out)
+    children: dict[str, list[dict[str, Any]]]  # model label → rows
+    problems: int = 0
+    first_problem: str = ""
+    has_annotations: bool = False
+    fingerprint: str = ""
+    # Where the bundle can be read again: a discovered item and the run's `--job`.
+    source: Any = None
+    job_override: str | None = None
+    # The bundle itself when it was read in this process; a reader process leaves it out
+    # (the writer reads the trial again in the rare case it needs it: an update).
+    bundle: TrialBundle | None = field(default=None, compare=False)
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = {name: getattr(self, name) for name in self.__slots__}
+        state["bundle"] = None
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        for name, value in state.items():
+            setattr(self, name, value)
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return (self.job.name, self.name)
+
+    def load(self) -> TrialBundle:
+        """The bundle, read again from its folder when it was prepared in a reader process."""
+        if self.bundle is None:
+            from rewards.ingest.discover import read_item
+
+            reads = read_item(self.source, self.job_override) if self.source else iter(())
+            read = next(iter(reads), None)
+            if not isinstance(read, TrialBundle):
+                raise ValueError("its files changed or vanished while it was being ingested")
+            self.bundle = read
+        return self.bundle
+
+
+def prepare(
+    bundle: TrialBundle, digest: str, *, fingerprint: str = "", keep_bundle: bool = True
+) -> PreparedTrial:
+    """The rows `bundle` stores (the bundle and digest as `BundleWriter._checked` gives them)."""
+    from rewards.ingest.writer import child_rows, summary_of, trial_columns_of
+
+    now = timezone.now()
+    record = bundle.trial
+    trial = Trial(name=record.name, uid=record.uid, **trial_columns_of(bundle))
+    # Only the pass threshold is read, for the human side, which a new trial does not have.
+    trial.task = Task(pass_threshold=bundle.task.pass_threshold)
+    trial.apply_summary(summary_of(bundle, bundle.current_result))
+    children = {
+        model._meta.label: [_row(row, columns_of(model), now) for row in rows]
+        for model, rows in child_rows(bundle, trial, now).items()
+    }
+    problems = record.ingest_problems
+    first = ""
+    if problems:
+        where = f"{problems[0].file} {problems[0].field}".strip()
+        more = len(problems) - 1
+        first = f"{where}: {problems[0].message}" + (f" (and {more} more)" if more else "")
+    trial.content_digest, trial.source_fingerprint = digest, fingerprint
+    trial_row = _row(trial, columns_of(Trial), now)
+    return PreparedTrial(
+        job=bundle.job,
+        task=bundle.task,
+        name=record.name,
+        uid=record.uid,
+        digest=digest,
+        trial=trial_row,
+        children=children,
+        problems=len(problems),
+        first_problem=first,
+        has_annotations=bool(bundle.annotations),
+        fingerprint=fingerprint,
+        bundle=bundle if keep_bundle else None,
+    )
+
+
+# --- inserting -------------------------------------------------------------------------------
+
+
+class RowInserter:
+    """Inserts prepared rows, table by table, in the current transaction."""
+
+    def __init__(self) -> None:
+        self.copy = connection.vendor == "postgresql"
+        models_: tuple[type[models.Model], ...] = (Trial, *CHILD_MODELS)
+        self._fields = {model: columns_of(model) for model in models_}
+
+    def reserve_ids(self, n: int) -> list[int] | None:
+        """Trial ids taken from the sequence up front (PostgreSQL), so children can point at
+        their trial without reading ids back; None elsewhere (the writer reads them back)."""
+        if not self.copy or not n:
+            return None
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT nextval(pg_get_serial_sequence(%s, 'id')) FROM generate_series(1, %s)",
+                [Trial._meta.db_table, n],
+            )
+            return [row[0] for row in cursor.fetchall()]
+
+    def insert(
+        self,
+        model: type[models.Model],
+        links: dict[str, Sequence[Any]],
+        rows: Sequence[dict[str, Any]],
+    ) -> None:
+        """Rows of `model`, each with its link columns (`links`: column → one value a row)."""
+        if not rows:
+            return
+        fields = self._fields[model]
+        names = [*links, *(f.attname for f in fields)]  # attname is the column here
+        linked = [[values[i] for values in links.values()] for i in range(len(rows))]
+        quote = connection.ops.quote_name
+        table = quote(model._meta.db_table)
+        cols = ", ".join(quote(name) for name in names)
+        with connection.cursor() as cursor:
+            if self.copy:
+                sql = f"COPY {table} ({cols}) FROM STDIN"
+                # psycopg's errors raised as Django's (IntegrityError…), as for an execute.
+                with connection.wrap_database_errors, cursor.copy(sql) as copy:
+                    for link, row in zip(linked, rows, strict=True):
+                        copy.write_row([*link, *(row[f.attname] for f in fields)])
+                return
+            attnames = [f.attname for f in fields]
+            params = [
+                [*link, *map(row.__getitem__, attnames)]
+                for link, row in zip(linked, rows, strict=True)
+            ]
+            marks = ", ".join(["%s"] * len(names))
+            # Table and column names come from the models, never from input.
+            sql = f"INSERT INTO {table} ({cols}) VALUES ({marks})"  # noqa: S608
+            cursor.executemany(sql, params)
+
+
+def child_links(
+    trial_ids: Iterable[int], prepared: Sequence[PreparedTrial]
+) -> dict[type[models.Model], tuple[list[int], list[dict[str, Any]]]]:
+    """Every child row of the prepared trials, by model, with the trial id of each."""
+    out: dict[type[models.Model], tuple[list[int], list[dict[str, Any]]]] = {
+        model: ([], []) for model in CHILD_MODELS
+    }
+    for trial_id, p in zip(trial_ids, prepared, strict=True):
+        for model in CHILD_MODELS:
+            rows = p.children.get(model._meta.label, ())
+            ids, kept = out[model]
+            ids.extend([trial_id] * len(rows))
+            kept.extend(rows)
+    return out
