@@ -27,7 +27,7 @@ from typing import Any
 from rewards.ingest import bundles, contract, harbor, worker
 from rewards.ingest.files import ArtifactError, Folder, Limits, Problem, Root, loads_json
 from rewards.ingest.prepared import PreparedTrial
-from rewards.ingest.writer import BundleWriter, WriteOutcome
+from rewards.ingest.writer import BundleWriter, StoredTrial, WriteOutcome
 from rewards.schemas import JobRecord, TrialBundle
 
 log = logging.getLogger(__name__)
@@ -243,14 +243,25 @@ def read_item(item: Item, job: str | None = None) -> Iterator[TrialBundle | Prob
 Read = PreparedTrial | WriteOutcome | Problem
 
 
-def read_chunk(items: list[HarborTrialItem | ContractTrialItem], job: str | None) -> list[Read]:
+def read_chunk(
+    items: list[HarborTrialItem | ContractTrialItem],
+    job: str | None,
+    stored: list[StoredTrial | None] | None = None,
+) -> list[Read]:
     """Read trial items and prepare their rows; runs in a reader process (what it returns
-    pickles as plain data)."""
+    pickles as plain data). An item whose folder still has its `stored` fingerprint is
+    "unchanged" and is not read."""
     outcomes: list[Read] = []
-    for item in items:
+    for index, item in enumerate(items):
         try:
             # Before reading: a file changed while it is read changes the fingerprint too.
             fingerprint = item.folder.fingerprint()
+            known = stored[index] if stored else None
+            if known is not None and isinstance(item, HarborTrialItem):
+                unchanged = known.unchanged_if(fingerprint, item.job.name)
+                if unchanged is not None:
+                    outcomes.append(unchanged)
+                    continue
             for read in read_item(item, job):
                 if isinstance(read, Problem):
                     outcomes.append(read)
@@ -278,9 +289,9 @@ class ItemReader:
     processes start once the run has seen `parallel_after` trials: for a few hundred,
     starting them costs more than it saves. Outcomes come back in discovery order.
 
-    `unchanged`, when given, is asked first about each Harbor trial folder: an outcome
-    from it (the folder's fingerprint matches the stored one) stands for the trial, which
-    is then not read at all.
+    `stored`, when given, tells what is stored of each Harbor trial folder: one whose
+    fingerprint still matches is "unchanged" and is not read at all (fingerprints are taken
+    where the folder would be read, in the reader processes for a large run).
     """
 
     def __init__(
@@ -291,14 +302,14 @@ class ItemReader:
         chunk: int = 100,
         window: int = 6,
         parallel_after: int = 1000,
-        unchanged: Callable[[HarborTrialItem], WriteOutcome | None] | None = None,
+        stored: Callable[[HarborTrialItem], StoredTrial | None] | None = None,
     ) -> None:
         self.job = job
         self.workers = workers
         self.chunk = chunk
         self.window = window
         self.parallel_after = parallel_after
-        self.unchanged = unchanged
+        self.stored = stored
         self._seen = 0
         self._pool: ProcessPoolExecutor | None = None
         self._inflight: deque[tuple[Future[list[Read]], list[Any]]] = deque()
@@ -306,11 +317,6 @@ class ItemReader:
     def outcomes(self, items: Iterator[Item]) -> Iterator[Read]:
         batch: list[HarborTrialItem | ContractTrialItem] = []
         for item in items:
-            if isinstance(item, HarborTrialItem) and self.unchanged is not None:
-                known = self.unchanged(item)
-                if known is not None:
-                    yield known
-                    continue
             if isinstance(item, HarborTrialItem | ContractTrialItem):
                 batch.append(item)
                 if len(batch) >= self.chunk:
@@ -333,16 +339,23 @@ class ItemReader:
         self._seen += len(batch)
         pool = self._ensure_pool()
         if pool is None:
-            yield from read_chunk(batch, self.job)
+            yield from read_chunk(batch, self.job, self._stored(batch))
             return
         try:
-            self._inflight.append((pool.submit(read_chunk, batch, self.job), batch))
+            job, stored = self.job, self._stored(batch)
+            self._inflight.append((pool.submit(read_chunk, batch, job, stored), batch))
         except RuntimeError:  # the pool broke or shut down: read here instead
             self._pool = None
-            yield from read_chunk(batch, self.job)
+            yield from read_chunk(batch, self.job, self._stored(batch))
             return
         while len(self._inflight) > self.window:
             yield from self._collect()
+
+    def _stored(self, batch: list[HarborTrialItem | ContractTrialItem]) -> list[StoredTrial | None]:
+        if self.stored is None:
+            return []
+        lookup = self.stored
+        return [lookup(item) if isinstance(item, HarborTrialItem) else None for item in batch]
 
     def _collect(self) -> Iterator[Read]:
         future, batch = self._inflight.popleft()
@@ -352,7 +365,7 @@ class ItemReader:
             # A reader process died (killed, out of memory): read its chunk here, where an
             # error is reported per trial as usual.
             log.warning("a reader process failed; reading its trials in the main process")
-            yield from read_chunk(batch, self.job)
+            yield from read_chunk(batch, self.job, self._stored(batch))
 
     def _ensure_pool(self) -> ProcessPoolExecutor | None:
         if self._pool is None and self.workers > 0 and self._seen > self.parallel_after:

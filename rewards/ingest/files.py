@@ -265,11 +265,15 @@ class Folder:
         such a folder is always read.
         """
         seen: list[tuple[str, int, int]] = []
-        pending = [(self.path, "")]
+        append = seen.append
+        try:
+            pending = [(self.path, "", os.stat(self.path).st_mtime_ns)]
+        except OSError:
+            return ""
         while pending:
-            path, rel = pending.pop()
+            path, rel, mtime = pending.pop()
+            append((rel, -1, mtime))
             try:
-                seen.append((rel + "/", -1, os.stat(path).st_mtime_ns))
                 with os.scandir(path) as scan:
                     entries = list(scan)
             except OSError:
@@ -277,15 +281,19 @@ class Folder:
             if len(seen) + len(entries) > max_entries:
                 return ""
             for entry in entries:
-                name = f"{rel}/{entry.name}"
                 try:
-                    if entry.is_dir(follow_symlinks=False):
-                        pending.append((entry.path, name))
+                    if entry.is_symlink():
+                        info = os.stat(entry.path)  # the target's, not the link's
+                        append((f"{rel}/{entry.name}", info.st_size, info.st_mtime_ns))
                         continue
-                    info = entry.stat(follow_symlinks=True)
-                    seen.append((name, info.st_size, info.st_mtime_ns))
+                    info = entry.stat(follow_symlinks=False)
                 except OSError:
-                    seen.append((name, -2, 0))
+                    append((f"{rel}/{entry.name}", -2, 0))
+                    continue
+                if entry.is_dir(follow_symlinks=False):
+                    pending.append((entry.path, f"{rel}/{entry.name}", info.st_mtime_ns))
+                else:
+                    append((f"{rel}/{entry.name}", info.st_size, info.st_mtime_ns))
         seen.sort()
         text = repr(seen).encode("utf-8", "surrogateescape")
         return hashlib.blake2b(text, digest_size=16).hexdigest()

@@ -573,26 +573,42 @@ class BundleWriter:
         )
 
 
+@dataclass(frozen=True)
+class StoredTrial:
+    """What is stored of a trial read from a folder: enough to call it unchanged."""
+
+    pk: int
+    name: str
+    uid: UUID
+    fingerprint: str
+
+    def unchanged_if(self, fingerprint: str, job: str) -> WriteOutcome | None:
+        """ "unchanged" when the folder still has the fingerprint stored with the trial."""
+        if fingerprint != self.fingerprint:
+            return None
+        return WriteOutcome("unchanged", job, self.name, self.pk, uid=self.uid)
+
+
 class StoredFingerprints:
     """The fingerprints stored for each job's trial folders, loaded once per job and run.
 
-    Asked about a Harbor trial folder before it is read: when the folder's fingerprint
-    (`Folder.fingerprint`: names, sizes, modification times) equals the one stored with
-    the trial read from that folder, the trial is "unchanged" without reading a file. Any
-    difference (or no stored fingerprint) sends it down the full path, where the content
-    digest decides.
+    Asked about a Harbor trial folder before it is read; the folder's fingerprint
+    (`Folder.fingerprint`: names, sizes, modification times) is then taken where it is
+    read, and when it equals the stored one the trial is "unchanged" without reading a
+    file. Any difference (or no stored fingerprint) sends it down the full path, where the
+    content digest decides.
     """
 
     def __init__(self, writer: BundleWriter) -> None:
         self.writer = writer
-        self._jobs: dict[str, dict[str, tuple[int, str, UUID, str]]] = {}
+        self._jobs: dict[str, dict[str, StoredTrial]] = {}
 
-    def outcome(self, item: HarborTrialItem) -> WriteOutcome | None:
+    def stored(self, item: HarborTrialItem) -> StoredTrial | None:
         job = item.job
         stored = self._jobs.get(job.name)
         if stored is None:
             stored = self._jobs[job.name] = {
-                path: (pk, name, uid, fingerprint)
+                path: StoredTrial(pk, name, uid, fingerprint)
                 for path, pk, name, uid, fingerprint in Trial.objects.filter(job__name=job.name)
                 .exclude(source_fingerprint="")
                 .order_by()
@@ -600,13 +616,7 @@ class StoredFingerprints:
             }
             if stored:
                 self.writer.refresh_job(job)
-        known = stored.get(item.folder.path)
-        if known is None:
-            return None
-        pk, name, uid, fingerprint = known
-        if item.folder.fingerprint() != fingerprint:
-            return None
-        return WriteOutcome("unchanged", job.name, name, pk, uid=uid)
+        return stored.get(item.folder.path)
 
 
 def _task_key(record: schemas.TaskRecord) -> tuple[str, str, str]:

@@ -130,7 +130,7 @@ class Command(BaseCommand):
         reader = ItemReader(
             job,
             default_workers() if workers is None else max(0, workers),
-            unchanged=StoredFingerprints(self._writer).outcome,
+            stored=StoredFingerprints(self._writer).stored,
         )
         failed: list[tuple[str, str]] = []
         progress = tqdm(
