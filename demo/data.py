@@ -44,6 +44,7 @@ from django.utils import timezone
 
 from demo.users import DEMO_REVIEWERS
 from rewards import rubric, rules, schemas
+from rewards.ingest.prepared import json_text
 from rewards.ingest.writer import BundleWriter, child_rows, summary_of, trial_columns_of
 from rewards.models import (
     ErrorTag,
@@ -2096,7 +2097,7 @@ def _copy_value(value: Any, internal_type: str) -> str:
     if value is None:
         return r"\N"
     if internal_type == "JSONField":
-        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+        text = json_text(value)  # as the writer spells JSON columns
     elif isinstance(value, bool):
         text = "t" if value else "f"
     elif isinstance(value, datetime):

@@ -8,12 +8,17 @@ review app: it fills `bundle.annotations` itself (rewards never imports review).
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
 
 from django.db.models import Prefetch, QuerySet
-from pydantic import BaseModel
 
-from rewards.models import ErrorTag, EvaluationResult, JudgeVerdict, ScorerResult, Trial
+from rewards.models import (
+    ErrorTag,
+    EvaluationResult,
+    JudgeVerdict,
+    ScorerResult,
+    Trial,
+    record_values,
+)
 from rewards.schemas import (
     JobRecord,
     TaskRecord,
@@ -52,24 +57,13 @@ def iter_bundles(queryset: QuerySet[Trial], chunk: int = CHUNK) -> Iterator[Tria
             yield trial_bundle(trial)
 
 
-def _fields(record: type[BaseModel], *sources: object) -> dict[str, Any]:
-    """A record's fields read by name from the first source that has them (None: skipped)."""
-    values: dict[str, Any] = {}
-    for name in record.model_fields:
-        for source in sources:
-            if source is not None and hasattr(source, name):
-                values[name] = getattr(source, name)
-                break
-    return values
-
-
 def trial_bundle(trial: Trial) -> TrialBundle:
-    # The records' fields are the columns' names: the inverse of the writer, field for field.
+    # The inverse of the writer, by the same mapping (`models.record_values`).
     detail = getattr(trial, "detail", None)
     return TrialBundle(
-        job=JobRecord(**_fields(JobRecord, trial.job)),
-        task=TaskRecord(**_fields(TaskRecord, trial.task)),
-        trial=TrialRecord(**_fields(TrialRecord, detail, trial)),
+        job=JobRecord(**record_values(JobRecord, trial.job)),
+        task=TaskRecord(**record_values(TaskRecord, trial.task)),
+        trial=TrialRecord(**record_values(TrialRecord, trial, detail)),
         results=[r.to_record() for r in trial.results.all()],
         scorers=[s.to_record() for s in trial.scorers.all()],
         judge_verdicts=[v.to_record() for v in trial.judge_verdicts.all()],

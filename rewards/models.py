@@ -8,12 +8,15 @@ one-to-one side table that list queries never touch.
 
 from __future__ import annotations
 
+import functools
 import uuid
+from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
 from django.db import models
 from django.db.models import F, Q
+from pydantic import BaseModel
 
 from rewards import rules, schemas
 
@@ -666,3 +669,46 @@ class ScenarioVersion(models.Model):
 
     def __str__(self) -> str:
         return f"{self.scenario.name} v{self.number}"
+
+
+# --- records and rows, both ways --------------------------------------------------------------
+# A bundle record's field and the column that stores it share a name: the writer (record →
+# row) and the export (row → record) both go by these functions, so a field added to a record
+# and to its model travels both ways with no list to update.
+@functools.cache
+def record_columns(record: type[BaseModel], model: type[models.Model]) -> tuple[str, ...]:
+    """The fields of `record` that `model`'s table stores, in the record's order."""
+    columns = {f.attname for f in model._meta.concrete_fields if not f.primary_key}
+    return tuple(name for name in record.model_fields if name in columns)
+
+
+def column_values(
+    record: BaseModel, model: type[models.Model], *, exclude: Iterable[str] = ()
+) -> dict[str, Any]:
+    """The row values of `model` that `record` carries (datetimes in UTC, nested records
+    as JSON data)."""
+    skipped = set(exclude)
+    return {
+        name: _column_value(getattr(record, name))
+        for name in record_columns(type(record), model)
+        if name not in skipped
+    }
+
+
+def record_values(record: type[BaseModel], *rows: models.Model | None) -> dict[str, Any]:
+    """The fields of `record` read back from stored rows, each from the first row whose
+    table stores it (rows given as None are skipped)."""
+    values: dict[str, Any] = {}
+    for row in rows:
+        if row is not None:
+            for name in record_columns(record, type(row)):
+                values.setdefault(name, getattr(row, name))
+    return values
+
+
+def _column_value(value: Any) -> Any:
+    if isinstance(value, datetime):
+        return schemas.utc(value)
+    if isinstance(value, list) and value and isinstance(value[0], BaseModel):
+        return [item.model_dump(mode="json") for item in value]
+    return value

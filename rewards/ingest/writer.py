@@ -22,7 +22,6 @@ import orjson
 from django.db import DatabaseError, models, transaction
 from django.dispatch import Signal
 from django.utils import timezone
-from pydantic import BaseModel
 
 from rewards import rules, schemas
 from rewards.models import (
@@ -34,6 +33,8 @@ from rewards.models import (
     Task,
     Trial,
     TrialDetail,
+    column_values,
+    record_columns,
 )
 
 if TYPE_CHECKING:
@@ -68,7 +69,12 @@ class WriteOutcome:
 
 
 # --- canonical content ------------------------------------------------------------------
-JOB_FIELDS = ("started_at", "finished_at", "config", "stats", "source_path")
+# The job's metadata: every column of its record but the name.
+JOB_FIELDS = tuple(name for name in record_columns(schemas.JobRecord, Job) if name != "name")
+# The trial's own columns from its record (name and uid are set apart).
+TRIAL_FIELDS = tuple(
+    n for n in record_columns(schemas.TrialRecord, Trial) if n not in ("name", "uid")
+)
 
 # What the digest leaves out: annotations (the review app's, not the pipeline's), the
 # results' `created_at` (when a row was stored, not what the verifier said), and the job's
@@ -114,51 +120,6 @@ def _canonical(bundle: TrialBundle) -> bytes:
 
 def _canonical_stdlib(data: Any) -> str:
     return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-
-
-TRIAL_FIELDS = (
-    "agent_name",
-    "agent_version",
-    "model_name",
-    "model_provider",
-    "status",
-    "started_at",
-    "finished_at",
-    "timings",
-    "n_input_tokens",
-    "n_cache_tokens",
-    "n_output_tokens",
-    "cost_usd",
-    "exception_type",
-    "exception_message",
-    "source_path",
-)
-DETAIL_FIELDS = (
-    "config",
-    "trajectory",
-    "workspace_diff",
-    "command",
-    "exit_code",
-    "stdout_tail",
-    "stderr_tail",
-    "final_response",
-    "exception_traceback",
-    "verifier_stdout",
-    "ctrf",
-    "ingest_problems",
-)
-
-
-def _column_value(value: Any) -> Any:
-    if isinstance(value, datetime):
-        return utc(value)
-    if isinstance(value, list) and value and isinstance(value[0], BaseModel):
-        return [item.model_dump(mode="json") for item in value]
-    return value
-
-
-def _values(record: Any, names: Iterable[str]) -> dict[str, Any]:
-    return {name: _column_value(getattr(record, name)) for name in names}
 
 
 # --- NUL characters -------------------------------------------------------------------------
@@ -373,7 +334,7 @@ class BundleWriter:
             for name, job in found.items():
                 _refresh_job(job, wanted[name])
             new = [
-                Job(name=name, **_values(record, JOB_FIELDS))
+                Job(name=name, **column_values(record, Job, exclude={"name"}))
                 for name, record in wanted.items()
                 if name not in found
             ]
@@ -526,7 +487,7 @@ class BundleWriter:
         trial.task = task
         trial.content_digest = digest
         TrialDetail.objects.update_or_create(
-            trial=trial, defaults=_values(bundle.trial, DETAIL_FIELDS)
+            trial=trial, defaults=column_values(bundle.trial, TrialDetail)
         )
 
         # DESIGN §3: a trial keeps every result it was ever ingested with; exactly one is
@@ -626,7 +587,7 @@ def _task_key(record: schemas.TaskRecord) -> tuple[str, str, str]:
 def _refresh_job(job: Job, record: schemas.JobRecord) -> None:
     """A later bundle may know more about its job (e.g. finished_at); empty values never
     erase what is stored."""
-    values = _values(record, JOB_FIELDS)
+    values = column_values(record, Job, exclude={"name"})
     changed = [name for name, value in values.items() if value and getattr(job, name) != value]
     for name in changed:
         setattr(job, name, values[name])
@@ -637,7 +598,7 @@ def _refresh_job(job: Job, record: schemas.JobRecord) -> None:
 def trial_columns_of(bundle: TrialBundle) -> dict[str, Any]:
     """The trial row's own columns from a bundle (summary columns aside)."""
     return {
-        **_values(bundle.trial, TRIAL_FIELDS),
+        **column_values(bundle.trial, Trial, exclude={"name", "uid"}),
         "problem_count": len(bundle.trial.ingest_problems),
     }
 
@@ -650,7 +611,7 @@ def child_rows(
     The writer and `seed_demo`'s fast loader both build rows here, so they store the same.
     """
     rows: dict[type[models.Model], list[models.Model]] = {
-        TrialDetail: [TrialDetail(trial=trial, **_values(bundle.trial, DETAIL_FIELDS))]
+        TrialDetail: [TrialDetail(trial=trial, **column_values(bundle.trial, TrialDetail))]
     }
     rows[EvaluationResult] = [EvaluationResult.from_record(trial, r, now) for r in bundle.results]
     rows[ScorerResult] = list(_scorer_rows(trial, bundle))
