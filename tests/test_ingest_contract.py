@@ -449,6 +449,18 @@ def test_job_option_overrides_trial_json(tmp_path: Path) -> None:
     assert Job.objects.get().name == "other"
 
 
+def test_job_option_files_the_trial_elsewhere_without_changing_its_uid(tmp_path: Path) -> None:
+    make_trial(tmp_path / "runs")
+    assert ingest(tmp_path / "runs").error == ""
+    uid = Trial.objects.get().uid
+    Job.objects.all().delete()
+
+    assert ingest(tmp_path / "runs", "--job", "other").error == ""
+
+    assert Trial.objects.get().uid == uid
+    assert Trial.objects.get().job.name == "other"
+
+
 @pytest.mark.parametrize(
     ("changes", "field", "message", "raw"),
     [

@@ -149,7 +149,7 @@ def read_contract(files: dict[str, bytes]) -> TrialBundle | Problem:
     with trial_folder({**base, **files}) as trial:
         folder = Root(trial.parent, LIMITS).folder().child("t1")
         assert folder is not None
-        return contract.read_trial(folder, job=None, default_job="job")
+        return contract.read_trial(folder, default_job="job")
 
 
 def read_harbor(files: dict[str, bytes]) -> TrialBundle | Problem:

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from pydantic import ValidationError
 
 from rewards.ingest.files import ArtifactError, Limits, Problem, decode_text, too_deep
-from rewards.schemas import TrialBundle, describe_validation_error
+from rewards.schemas import JobRecord, TrialBundle, describe_validation_error
 
 # A bundle carries its trial's artifacts (each up to the artifact limit) and a few levels of
 # envelope around them.
@@ -49,15 +49,25 @@ def _name_of(text: bytes) -> str:
     return ""
 
 
+def filed_under(record: JobRecord, job: str | None) -> JobRecord:
+    """The job a trial is stored under: `--job NAME` when given, else the one it names.
+
+    The one place `--job` is applied, after any reader has read a trial (Harbor folder,
+    contract directory, bundle line alike), so a trial's uid never depends on it.
+    """
+    if not job or job == record.name:
+        return record
+    return record.model_copy(update={"name": job})
+
+
 def with_job(bundle: TrialBundle, job: str | None) -> TrialBundle:
-    """`--job NAME` files the bundle under another job (its uid stays the trial's)."""
-    if not job or job == bundle.job.name:
-        return bundle
-    return bundle.model_copy(update={"job": bundle.job.model_copy(update={"name": job})})
+    """The bundle filed under `filed_under(bundle.job, job)` (its uid stays the trial's)."""
+    record = filed_under(bundle.job, job)
+    return bundle if record is bundle.job else bundle.model_copy(update={"job": record})
 
 
 def read_bundle_file(
-    path: str, *, job: str | None = None, limits: Limits | None = None, display: str = ""
+    path: str, *, limits: Limits | None = None, display: str = ""
 ) -> Iterator[TrialBundle | Problem]:
     """Every line of a bundle file: a bundle, or an `invalid` problem naming the line."""
     limits = limits or Limits.from_settings()
@@ -105,4 +115,4 @@ def read_bundle_file(
                     describe_validation_error(exc),
                 )
                 continue
-            yield with_job(bundle, job)
+            yield bundle

@@ -153,18 +153,18 @@ def _document(files: TrialFiles, name: str, max_depth: int, *, defines_result: b
         return UNREAD
 
 
-def read_trial(folder: Folder, *, job: str | None, default_job: str) -> TrialBundle | Problem:
+def read_trial(folder: Folder, *, default_job: str) -> TrialBundle | Problem:
     """One contract trial directory as a bundle, or the problem that stopped it.
 
-    `job` (from `--job`) overrides the job trial.json names; `default_job` is the parent
-    folder's name, used when neither says.
+    The job is the one trial.json names, else `default_job` (the parent folder's name);
+    `--job` is applied afterwards, to every reader's bundles alike (`bundles.filed_under`).
     """
     files = TrialFiles(folder)
     max_depth = folder.root.limits.max_depth
 
     trial_file = _read_trial_file(files, max_depth)
     trial_name = trial_file.name or folder.name
-    job_name = job or trial_file.job or default_job
+    job_name = trial_file.job or default_job
     where = f"{job_name}/{trial_name}"
     spec = trial_file.task or TaskSpec()
     verifier = spec.verifier

@@ -77,10 +77,9 @@ class _Result:
 
 @dataclass
 class Discovery:
-    """Walks one PATH; `job` (from `--job`) names the job of everything found."""
+    """Walks one PATH. Jobs are named as found (`--job` is applied by `read_item`)."""
 
     path: str
-    job: str | None = None
     limits: Limits = field(default_factory=Limits.from_settings)
     # Folders already yielded (by real path), so a symlink inside the PATH that points at
     # another folder inside it does not ingest that folder twice.
@@ -124,7 +123,7 @@ class Discovery:
         broken = False
         if result is not None and not result.error:
             if harbor.is_trial_result(result.data):
-                job = JobRecord(name=self.job or parent_name)
+                job = JobRecord(name=parent_name)
                 yield from self._once(HarborTrialItem(folder, job, result.raw, result.data))
                 return
             if harbor.is_job_result(result.data):
@@ -161,7 +160,7 @@ class Discovery:
 
     def _harbor_job(self, folder: Folder, result_data: Any) -> Iterator[Item]:
         """A Harbor job folder: every sub-folder is one of its trials."""
-        job, problems = harbor.read_job(folder, self.job or folder.name, result_data=result_data)
+        job, problems = harbor.read_job(folder, folder.name, result_data=result_data)
         yield from problems
         for name in folder.subfolder_names():
             try:
@@ -192,9 +191,7 @@ class Discovery:
             if result is not None and harbor.is_trial_result(result.data):
                 # A trial here makes this folder a Harbor job without a result.json (yet).
                 if job is None:
-                    job, problems = harbor.read_job(
-                        folder, self.job or folder.name, read_result=False
-                    )
+                    job, problems = harbor.read_job(folder, folder.name, read_result=False)
                     yield from problems
                 yield from self._once(HarborTrialItem(child, job, result.raw, result.data))
             elif result is not None or contract.is_contract_trial(child):
@@ -227,14 +224,17 @@ def read_item(item: Item, job: str | None = None) -> Iterator[TrialBundle | Prob
     if isinstance(item, Problem):
         yield item
     elif isinstance(item, HarborTrialItem):
-        yield harbor.read_trial(
+        read = harbor.read_trial(
             item.folder, item.job, result_raw=item.result_raw, result_data=item.result_data
         )
+        yield read if isinstance(read, Problem) else bundles.with_job(read, job)
     elif isinstance(item, ContractTrialItem):
-        yield contract.read_trial(item.folder, job=job, default_job=item.default_job)
+        read = contract.read_trial(item.folder, default_job=item.default_job)
+        yield read if isinstance(read, Problem) else bundles.with_job(read, job)
     else:
         try:
-            yield from bundles.read_bundle_file(item.path, job=job, display=item.display)
+            for read in bundles.read_bundle_file(item.path, display=item.display):
+                yield read if isinstance(read, Problem) else bundles.with_job(read, job)
         except bundles.BundleFileError as exc:
             yield Problem("unreadable", item.display, str(exc))
 
@@ -258,7 +258,8 @@ def read_chunk(
             fingerprint = item.folder.fingerprint()
             known = stored[index] if stored else None
             if known is not None and isinstance(item, HarborTrialItem):
-                unchanged = known.unchanged_if(fingerprint, item.job.name)
+                filed = bundles.filed_under(item.job, job).name
+                unchanged = known.unchanged_if(fingerprint, filed)
                 if unchanged is not None:
                     outcomes.append(unchanged)
                     continue
@@ -302,7 +303,7 @@ class ItemReader:
         chunk: int = 100,
         window: int = 6,
         parallel_after: int = 1000,
-        stored: Callable[[HarborTrialItem], StoredTrial | None] | None = None,
+        stored: Callable[[HarborTrialItem, str | None], StoredTrial | None] | None = None,
     ) -> None:
         self.job = job
         self.workers = workers
@@ -355,7 +356,8 @@ class ItemReader:
         if self.stored is None:
             return []
         lookup = self.stored
-        return [lookup(item) if isinstance(item, HarborTrialItem) else None for item in batch]
+        job = self.job
+        return [lookup(item, job) if isinstance(item, HarborTrialItem) else None for item in batch]
 
     def _collect(self) -> Iterator[Read]:
         future, batch = self._inflight.popleft()

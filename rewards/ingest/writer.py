@@ -24,6 +24,7 @@ from django.dispatch import Signal
 from django.utils import timezone
 
 from rewards import rules, schemas
+from rewards.ingest.bundles import filed_under
 from rewards.models import (
     ErrorTag,
     EvaluationResult,
@@ -564,8 +565,8 @@ class StoredFingerprints:
         self.writer = writer
         self._jobs: dict[str, dict[str, StoredTrial]] = {}
 
-    def stored(self, item: HarborTrialItem) -> StoredTrial | None:
-        job = item.job
+    def stored(self, item: HarborTrialItem, job_option: str | None) -> StoredTrial | None:
+        job = filed_under(item.job, job_option)
         stored = self._jobs.get(job.name)
         if stored is None:
             stored = self._jobs[job.name] = {

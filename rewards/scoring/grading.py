@@ -21,6 +21,7 @@ from django.db import transaction
 
 from rewards import schemas
 from rewards.ingest import contract
+from rewards.ingest.bundles import with_job
 from rewards.ingest.files import Problem, Root
 from rewards.ingest.writer import BundleWriter, WriteOutcome
 from rewards.models import JudgeVerdict, ScenarioVersion, ScorerResult, Task, Trial, TrialDetail
@@ -46,10 +47,10 @@ def _read(trial_dir: Path, job: str | None) -> schemas.TrialBundle:
     folder = Root(trial_dir).folder()
     if not contract.is_contract_trial(folder):
         raise GradeError(f"{trial_dir}: not a trial directory (no trial.json or logs/verifier/)")
-    bundle = contract.read_trial(folder, job=job, default_job=trial_dir.resolve().parent.name)
+    bundle = contract.read_trial(folder, default_job=trial_dir.resolve().parent.name)
     if isinstance(bundle, Problem):
         raise GradeError(f"{bundle.name}: {bundle.reason}")
-    return bundle
+    return with_job(bundle, job)
 
 
 def seeded_task(record: schemas.TaskRecord) -> Task | None:

@@ -145,7 +145,7 @@ class Command(BaseCommand):
             for path in paths:
                 read = 0
                 try:
-                    for outcome in reader.outcomes(_guarded(Discovery(path, job=job), path)):
+                    for outcome in reader.outcomes(_guarded(Discovery(path), path)):
                         progress.update(1)
                         if isinstance(outcome, Problem):
                             summary.problem(outcome)
