@@ -10,7 +10,7 @@ then the trials stored with ingestion problems (parts kept raw; first few named)
 Bad input never stops the run; the exit status is non-zero only when a PATH gave nothing at
 all (it does not exist, cannot be listed, or holds no trial that could be read).
 
-Large jobs are read by reader processes (`--workers`, default one per spare core) while this
+Large jobs are read by reader processes (`--workers`, default one per core) while this
 process writes; see `rewards.ingest.discover.ItemReader`.
 """
 
@@ -112,7 +112,7 @@ class Command(BaseCommand):
             "--workers",
             type=int,
             default=None,
-            help="reader processes for large jobs (default: one per spare core, at most 3; "
+            help="reader processes for large jobs (default: one per core, at most 4; "
             "0 reads everything in this process)",
         )
         parser.add_argument(
