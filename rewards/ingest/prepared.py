@@ -14,6 +14,7 @@ needs the backend's operations, not a connection), so inserting only passes them
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -64,23 +65,49 @@ def json_text(value: Any) -> str:
 
 # Values the database driver takes as they are; any other goes through its field.
 _PLAIN = (str, int, float, bool)
+_PLAIN_FIELDS = (
+    models.CharField,
+    models.TextField,
+    models.IntegerField,
+    models.FloatField,
+    models.BooleanField,
+)
+# How a column's value becomes the value inserted.
+_AS_IS, _NOW, _JSON, _JSON_OR_NULL, _ADAPTED = range(5)
 
 
-def _row(
-    instance: models.Model, fields: Sequence[models.Field[Any, Any]], now: datetime
-) -> dict[str, Any]:
-    row = {}
-    for f in fields:
-        value = getattr(instance, f.attname)
+@functools.cache
+def _plan(model: type[models.Model]) -> tuple[tuple[str, int, models.Field[Any, Any]], ...]:
+    """Each column a prepared row carries, with how its value is made ready (once a model)."""
+    plan = []
+    for f in columns_of(model):
         if getattr(f, "auto_now", False) or getattr(f, "auto_now_add", False):
-            value = now  # what `pre_save` would set: these rows are always new
-        if isinstance(f, models.JSONField):
-            if not (value is None and f.null):
-                value = json_text(value)
-        elif value is not None and not isinstance(value, _PLAIN):
-            # Datetimes and UUIDs as the database takes them (no connection is needed).
+            kind = _NOW  # what `pre_save` would set: these rows are always new
+        elif isinstance(f, models.JSONField):
+            kind = _JSON_OR_NULL if f.null else _JSON
+        elif isinstance(f, _PLAIN_FIELDS):
+            kind = _AS_IS
+        else:
+            kind = _ADAPTED  # datetimes and UUIDs, as the database takes them
+        plan.append((f.attname, kind, f))
+    return tuple(plan)
+
+
+def _row(instance: models.Model, now: datetime) -> dict[str, Any]:
+    values = instance.__dict__
+    row = {}
+    for attname, kind, f in _plan(type(instance)):
+        value = values[attname]
+        if kind == _AS_IS:
+            pass
+        elif kind == _NOW:
+            value = now
+        elif kind == _JSON or (kind == _JSON_OR_NULL and value is not None):
+            value = json_text(value)
+        elif kind == _ADAPTED and value is not None and not isinstance(value, _PLAIN):
+            # Needs the backend's operations, not a connection.
             value = f.get_db_prep_save(value, connection)
-        row[f.attname] = value
+        row[attname] = value
     return row
 
 
@@ -145,7 +172,7 @@ def prepare(
     trial.task = Task(pass_threshold=bundle.task.pass_threshold)
     trial.apply_summary(summary_of(bundle, bundle.current_result))
     children = {
-        model._meta.label: [_row(row, columns_of(model), now) for row in rows]
+        model._meta.label: [_row(row, now) for row in rows]
         for model, rows in child_rows(bundle, trial, now).items()
     }
     problems = record.ingest_problems
@@ -155,7 +182,7 @@ def prepare(
         more = len(problems) - 1
         first = f"{where}: {problems[0].message}" + (f" (and {more} more)" if more else "")
     trial.content_digest, trial.source_fingerprint = digest, fingerprint
-    trial_row = _row(trial, columns_of(Trial), now)
+    trial_row = _row(trial, now)
     return PreparedTrial(
         job=bundle.job,
         task=bundle.task,
