@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from datetime import datetime
-from typing import Annotated, Any, Literal, cast
+from typing import Annotated, Any, ClassVar, Literal, cast
 from uuid import UUID
 
 from django import forms
@@ -59,63 +59,30 @@ class TrialListItem(Schema):
     started_at: datetime | None
     finished_at: datetime | None
 
+    # Where each field comes from on a trial (a related name through "__"): `of` reads
+    # these and the list view loads just these columns.
+    SOURCES: ClassVar[dict[str, str]] = {
+        "job": "job__name",
+        "task": "task__name",
+        "task_source": "task__source",
+        "agent": "agent_name",
+        "model": "model_name",
+    }
+
+    @classmethod
+    def columns(cls) -> list[str]:
+        """The trial columns `of` reads (the rest of the row is never loaded)."""
+        return [cls.SOURCES.get(name, name) for name in cls.model_fields]
+
     @classmethod
     def of(cls, trial: Trial) -> TrialListItem:
-        return cls(
-            id=trial.pk,
-            uid=trial.uid,
-            job_id=trial.job_id,
-            job=trial.job.name,
-            task=trial.task.name,
-            task_source=trial.task.source,
-            name=trial.name,
-            agent=trial.agent_name,
-            agent_version=trial.agent_version,
-            model=trial.model_name,
-            status=trial.status,
-            reward=trial.reward,
-            is_valid=trial.is_valid,
-            scorer_verdict=trial.scorer_verdict,
-            scorer_mean=trial.scorer_mean,
-            judge_verdict=trial.judge_verdict,
-            failure_mode=trial.failure_mode,
-            run_badge=trial.run_badge,
-            gate_disagreement=trial.gate_disagreement,
-            human_judgment=trial.human_judgment,
-            human_disagreement=trial.human_disagreement,
-            annotation_count=trial.annotation_count,
-            started_at=trial.started_at,
-            finished_at=trial.finished_at,
-        )
-
-
-# What a TrialListItem reads: the trial row and two names, nothing deferred is touched.
-SUMMARY_FIELDS = (
-    "id",
-    "uid",
-    "job_id",
-    "job__name",
-    "task__name",
-    "task__source",
-    "name",
-    "agent_name",
-    "agent_version",
-    "model_name",
-    "status",
-    "reward",
-    "is_valid",
-    "scorer_verdict",
-    "scorer_mean",
-    "judge_verdict",
-    "failure_mode",
-    "run_badge",
-    "gate_disagreement",
-    "human_judgment",
-    "human_disagreement",
-    "annotation_count",
-    "started_at",
-    "finished_at",
-)
+        values = {}
+        for name, path in zip(cls.model_fields, cls.columns(), strict=True):
+            value: Any = trial
+            for part in path.split("__"):
+                value = getattr(value, part)
+            values[name] = value
+        return cls(**values)
 
 
 class TrialPage(Schema):
@@ -248,7 +215,7 @@ def list_trials(request: HttpRequest, page: Query[PageQuery]) -> TrialPage:
             raise ValidationError(
                 [{"loc": ("query", "cursor"), "msg": str(exc), "type": "invalid"}]
             ) from exc
-    rows = form.page(Trial.objects.list_columns().only(*SUMMARY_FIELDS), page.limit)
+    rows = form.page(Trial.objects.list_columns().only(*TrialListItem.columns()), page.limit)
     return TrialPage(items=[TrialListItem.of(t) for t in rows.rows], next_cursor=rows.next_cursor)
 
 
