@@ -386,3 +386,32 @@ def test_a_folder_too_large_to_fingerprint_is_always_read(tmp_path: Path) -> Non
     assert folder is not None
     assert folder.fingerprint(max_entries=4) == ""
     assert folder.fingerprint(max_entries=10) != ""
+
+
+def test_a_trial_prepared_in_a_reader_process_is_read_again_to_be_updated(
+    harbor_files: Path, tmp_path: Path
+) -> None:
+    from rewards.ingest.discover import Discovery, ItemReader
+    from rewards.ingest.writer import BundleWriter
+
+    job = synthetic_job(harbor_files, tmp_path, 4)
+
+    def write_all() -> list[str]:
+        reader = ItemReader(None, workers=1, chunk=2, parallel_after=0)
+        try:
+            read = list(reader.outcomes(Discovery(str(job)).items()))
+            assert reader._pool is not None
+        finally:
+            reader.close()
+        prepared = [p for p in read if isinstance(p, PreparedTrial) and p.bundle is None]
+        assert len(prepared) == len(read)
+        return [o.status for o in BundleWriter().write_prepared(prepared)]
+
+    assert write_all() == ["ingested"] * 4
+    trial = sorted(p for p in job.iterdir() if p.is_dir())[1]
+    data = json.loads((trial / "result.json").read_text())
+    data["agent_info"]["name"] = "another-agent"
+    (trial / "result.json").write_text(json.dumps(data))
+
+    assert sorted(write_all()) == ["unchanged"] * 3 + ["updated"]
+    assert Trial.objects.filter(agent_name="another-agent").count() == 1
