@@ -1,8 +1,9 @@
 """Automated results: jobs, tasks, trials and what the verifier, scorers and judge said.
 
 Trial carries summary columns (reward, gates, human judgment, disagreement) so the Data
-Explorer reads one table; they are written only by `Trial.refresh_summary` and
-`Trial.record_human_summary`, never by a view. Large blobs live in `TrialDetail`, a
+Explorer reads one table; they are written only by `Trial.refresh_summary`,
+`Trial.apply_summary` and `Trial.record_human_summary` (and `judge_model` also when verdicts
+are inserted: `JudgeVerdictQuerySet.bulk_create`), never by a view. Large blobs live in `TrialDetail`, a
 one-to-one side table that list queries never touch.
 """
 
@@ -13,7 +14,8 @@ from datetime import datetime
 from typing import Any
 
 from django.db import models
-from django.db.models import F, Q
+from django.db.models import F, OuterRef, Q, Subquery, Value
+from django.db.models.functions import Coalesce
 
 from rewards import rules, schemas
 
@@ -147,6 +149,12 @@ class TrialQuerySet(models.QuerySet["Trial"]):
         """What a list needs: the trial row with its job and task, never a blob."""
         return self.select_related("job", "task")
 
+    def refresh_judge_model(self) -> int:
+        """Set `judge_model` from each trial's shown verdict where it differs: one UPDATE."""
+        shown = JudgeVerdict.objects.filter(trial=OuterRef("pk")).order_by(*LATEST_VERDICT_FIRST)
+        model = Coalesce(Subquery(shown.values("judge_model")[:1]), Value(""))
+        return self.exclude(judge_model=model).update(judge_model=model)
+
 
 class Trial(models.Model):
     class Status(models.TextChoices):
@@ -195,6 +203,7 @@ class Trial(models.Model):
     judge_instruction_adherence = models.PositiveSmallIntegerField(null=True, blank=True)
     judge_efficiency = models.PositiveSmallIntegerField(null=True, blank=True)
     error_categories = models.TextField(blank=True)
+    judge_model = models.CharField(max_length=255, blank=True, default="")
     human_judgment = models.CharField(max_length=8, choices=HumanJudgment.choices, blank=True)
     human_disagreement = models.CharField(
         max_length=40, choices=HumanDisagreement.choices, blank=True
@@ -228,6 +237,8 @@ class Trial(models.Model):
             # Explorer filters on a single gate, walked newest first.
             models.Index(fields=["scorer_verdict", "-id"], name="trial_scorer_verdict_idx"),
             models.Index(fields=["judge_verdict", "-id"], name="trial_judge_verdict_idx"),
+            # Explorer filter "judge model" (the agreement page's breakdown links to it).
+            models.Index(fields=["judge_model", "-id"], name="trial_judge_model_idx"),
             models.Index(fields=["task", "-id"], name="trial_task_id_idx"),
             models.Index(fields=["agent_name", "model_name", "-id"], name="trial_agent_model_idx"),
             # Explorer: sort by agent or by model, the id as keyset tie-breaker.
@@ -287,6 +298,7 @@ class Trial(models.Model):
                 else (None, None, None)
             ),
             error_categories=[t.category for t in self.error_tags.order_by("id")],
+            judge_model=judge.judge_model if judge else "",
         )
         return self.apply_summary(summary)
 
@@ -532,6 +544,23 @@ class ScorerResult(models.Model):
 LATEST_VERDICT_FIRST = (F("scored_at").desc(nulls_last=True), F("id").desc())
 
 
+class JudgeVerdictQuerySet(models.QuerySet["JudgeVerdict"]):
+    def bulk_create(self, objs: Any, *args: Any, **kwargs: Any) -> list[JudgeVerdict]:
+        """Insert the verdicts, then bring their trials' `judge_model` up to date.
+
+        `Trial.judge_model` is a summary column like the others, computed by `rules.summarise`;
+        a writer that builds the trial row before its verdicts without naming the judge model
+        (the ingest writer's bundle summary does not yet) leaves it behind, so inserting
+        verdicts settles it here, in one UPDATE of the trials that changed. On PostgreSQL a
+        statement trigger does the same for rows that arrive by COPY (migration 0008).
+        """
+        created = super().bulk_create(objs, *args, **kwargs)
+        trial_ids = {verdict.trial_id for verdict in created}
+        if trial_ids:
+            Trial.objects.filter(pk__in=trial_ids).refresh_judge_model()
+        return created
+
+
 class JudgeVerdict(models.Model):
     class Outcome(models.TextChoices):
         PASS = "PASS", "PASS"
@@ -558,6 +587,8 @@ class JudgeVerdict(models.Model):
     raw_response = models.TextField(blank=True)
 
     LATEST_FIRST = LATEST_VERDICT_FIRST
+
+    objects = JudgeVerdictQuerySet.as_manager()
 
     class Meta:
         ordering = list(LATEST_VERDICT_FIRST)
