@@ -24,7 +24,7 @@ from django.contrib.auth.models import User
 from django.db import transaction
 from django.db.models import BooleanField, Exists, ExpressionWrapper, OuterRef, Q
 
-from review.models import Adjudication, Annotation
+from review.models import Adjudication, Annotation, refresh_human_summary
 from rewards.models import Trial, TrialQuerySet
 
 CONFLICTS = {
@@ -113,10 +113,13 @@ def adjudicate(*, trial_id: int, adjudicator: User, verdict: str, rationale: str
     """Record the final verdict on a trial, naming the annotations it settles.
 
     The trial row is locked first (as `add_annotation` does) so that an annotation cannot
-    land between reading the latest judgments and recording what was settled.
+    land between reading the latest judgments and recording what was settled. The verdict
+    becomes the trial's human judgment in the same transaction (`refresh_human_summary`).
     """
     with transaction.atomic():
-        trial = Trial.objects.select_for_update(of=("self",)).get(pk=trial_id)
+        trial = (
+            Trial.objects.select_for_update(of=("self",)).select_related("task").get(pk=trial_id)
+        )
         settled = latest_annotations(trial)
         if not settled.annotations:
             raise AdjudicationError("This trial has no annotation to settle.")
@@ -124,7 +127,7 @@ def adjudicate(*, trial_id: int, adjudicator: User, verdict: str, rationale: str
             raise AdjudicationError(
                 "You reviewed this trial yourself: another adjudicator must settle it."
             )
-        return Adjudication.objects.create(
+        made = Adjudication.objects.create(
             trial=trial,
             adjudicator=adjudicator,
             verdict=verdict,
@@ -133,3 +136,5 @@ def adjudicate(*, trial_id: int, adjudicator: User, verdict: str, rationale: str
             annotation_count=trial.annotation_count,
             conflict=", ".join(conflicts_of(trial)),
         )
+        refresh_human_summary(trial)
+        return made

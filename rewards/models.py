@@ -3,8 +3,8 @@
 Trial carries summary columns (reward, gates, human judgment, disagreement) so the Data
 Explorer reads one table; they are written only by `Trial.refresh_summary`,
 `Trial.apply_summary` and `Trial.record_human_summary` (and `judge_model` also when verdicts
-are inserted: `JudgeVerdictQuerySet.bulk_create`), never by a view. Large blobs live in `TrialDetail`, a
-one-to-one side table that list queries never touch.
+are inserted: `JudgeVerdictQuerySet.bulk_create`), never by a view. Large blobs live in
+`TrialDetail`, a one-to-one side table that list queries never touch.
 """
 
 from __future__ import annotations

@@ -33,7 +33,7 @@ def purge_review_data() -> None:
 
     from django.db import connection
 
-    from review.models import Adjudication, Annotation
+    from review.models import Adjudication, Annotation, LatestJudgment
     from rewards.models import Job, Task
 
     migrations = [
@@ -44,7 +44,7 @@ def purge_review_data() -> None:
         migration.drop_triggers(connection)
     try:
         with connection.cursor() as cursor:
-            for model in (Adjudication, Annotation):
+            for model in (LatestJudgment, Adjudication, Annotation):
                 cursor.execute(f"DELETE FROM {model._meta.db_table}")  # noqa: S608
         Job.objects.all().delete()
         Task.objects.all().delete()
