@@ -99,6 +99,46 @@ class Settled:
         return {a.reviewer_id for a in self.annotations}
 
 
+@dataclass(frozen=True)
+class Verdict:
+    """An adjudication as the trial page shows it: with the annotations it settled."""
+
+    adjudication: Adjudication
+    settled: list[Annotation]
+    stands: bool  # the latest verdict: it stands for the annotations it settled
+
+    @property
+    def reopened(self) -> bool:
+        """Annotations were added after it, so the trial may conflict again."""
+        return (
+            self.stands
+            and self.adjudication.annotation_count != self.adjudication.trial.annotation_count
+        )
+
+
+def verdicts(trial: Trial, annotations: list[Annotation]) -> list[Verdict]:
+    """The trial's adjudications, oldest first, each with its settled annotations (one query).
+
+    `annotations` is the trial's history, already read: the settled ones are found in it.
+    """
+    by_id = {annotation.pk: annotation for annotation in annotations}
+    rows = list(
+        Adjudication.objects.filter(trial=trial)
+        .select_related("adjudicator")
+        .order_by("created_at", "id")
+    )
+    for row in rows:
+        row.trial = trial
+    return [
+        Verdict(
+            adjudication=row,
+            settled=[by_id[pk] for pk in row.settled if pk in by_id],
+            stands=i == len(rows) - 1,
+        )
+        for i, row in enumerate(rows)
+    ]
+
+
 def latest_annotations(trial: Trial) -> Settled:
     rows = (
         Annotation.objects.filter(trial=trial)
