@@ -12,6 +12,7 @@ import binascii
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import date, datetime, time, timedelta
 from functools import lru_cache
 from itertools import islice
 from typing import Any, cast
@@ -24,9 +25,10 @@ from django.http import QueryDict
 from django.utils.choices import BaseChoiceIterator
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
+from django.utils.timezone import get_current_timezone
 
 from review.choices import job_choices
-from review.models import LatestJudgment
+from review.models import Annotation, LatestJudgment
 from review.search import search
 from review.widgets import FastSelect, FastWidgetRenderer
 from rewards.models import (
@@ -204,6 +206,16 @@ class JudgedField(forms.Field):
                 ) from exc
 
 
+def reviewed_by(day: date) -> Exists:
+    """The outer trial has an annotation made by the end of `day` (in the current time zone).
+
+    The same days as the job page's review progress, which truncates annotation times to
+    dates in the current time zone.
+    """
+    end = datetime.combine(day + timedelta(days=1), time.min, tzinfo=get_current_timezone())
+    return Exists(Annotation.objects.filter(trial=OuterRef("pk"), created_at__lt=end))
+
+
 class CursorError(ValueError):
     pass
 
@@ -329,6 +341,12 @@ class TrialFilterForm(forms.Form):
     judge_verdict = forms.ChoiceField(choices=JUDGE_CHOICES, required=False, label="Judge")
     run_badge = forms.ChoiceField(choices=RUN_CHOICES, required=False, label="Run")
     human_judgment = forms.ChoiceField(choices=HUMAN_CHOICES, required=False, label="Human")
+    # What a job's review-progress bar links to: trials reviewed by the end of that day.
+    reviewed_by = forms.DateField(
+        required=False,
+        label="Reviewed by (day)",
+        widget=forms.DateInput(attrs={"type": "date"}, format="%Y-%m-%d"),
+    )
     disagreement = forms.ChoiceField(choices=DISAGREEMENT_CHOICES, required=False)
     failure_mode = forms.CharField(required=False, max_length=255, label="Failure mode")
     error_category = forms.CharField(required=False, max_length=255, label="Error category")
@@ -407,7 +425,14 @@ class TrialFilterForm(forms.Form):
         ("Run", ("job", "task", "agent", "model")),
         (
             "Gates and review",
-            ("scorer_verdict", "judge_verdict", "run_badge", "human_judgment", "disagreement"),
+            (
+                "scorer_verdict",
+                "judge_verdict",
+                "run_badge",
+                "human_judgment",
+                "reviewed_by",
+                "disagreement",
+            ),
         ),
         ("Failures", ("failure_mode", "error_category", "problems")),
         (
@@ -464,6 +489,8 @@ class TrialFilterForm(forms.Form):
                 if human == UNREVIEWED
                 else queryset.filter(human_judgment=human)
             )
+        if (day := value("reviewed_by")) is not None:
+            queryset = queryset.filter(reviewed_by(day))
         queryset = self._filter_disagreement(queryset, value("disagreement"))
         if failure_mode := value("failure_mode"):
             queryset = queryset.filter(failure_mode=exact_or_none(failure_mode))

@@ -202,6 +202,8 @@ def filter_parameters() -> list[dict[str, Any]]:
                 group = label if isinstance(label, list | tuple) else [(value, label)]
                 values.extend(str(v) for v, _ in group)
             schema = {"type": "string", "enum": values}
+        elif isinstance(field, forms.DateField):
+            schema = {"type": "string", "format": "date"}
         elif isinstance(field, JudgedField):
             item = {"type": "string", "pattern": "^(.+:)?(pass|fail|defer)$"}
             schema = {"type": "array", "items": item, "maxItems": MAX_JUDGED}
