@@ -234,6 +234,34 @@ def test_agreement_page_query_count_does_not_grow_with_the_data(
     assert response.status_code == 200
 
 
+def test_a_filtered_agreement_page_groups_its_trials_in_a_fixed_number_of_queries(
+    client: Client, trials: dict[str, Any], django_assert_num_queries: DjangoAssertNumQueries
+) -> None:
+    job = trials["t1"].job_id
+    f.login(client, "ann", "analyst")
+    # session, user, roles, the job (the filter validates it), the grouped judgments of the
+    # job's trials, their reviewer pairs, the pair's names.
+    with django_assert_num_queries(7):
+        response = client.get(f"/agreement/?job={job}&by=source")
+    assert response.status_code == 200
+    assert response.context["report"].judgments == 8
+
+
+def test_hostile_reviewer_names_are_escaped_in_the_pairs_and_their_links_still_work(
+    client: Client,
+) -> None:
+    # An imported reviewer's name is any text: a script, quotes, a colon and spaces.
+    hostile = '<script>window.__pwned=1</script>" a:b'
+    f.write(
+        f.bundle(name="h", annotations=[f.annotation(hostile, "pass"), f.annotation("sam", "fail")])
+    )
+    f.login(client, "ann", "analyst")
+    html = client.get("/agreement/").content.decode()
+    assert "<script>window.__pwned" not in html
+    assert "&lt;script&gt;window.__pwned" in html
+    assert _followed(client, html, "reviewers-title") == [["h"]]
+
+
 def test_agreement_page_reports_an_invalid_filter(client: Client, trials: dict[str, Any]) -> None:
     f.login(client, "ann", "analyst")
     response = client.get("/agreement/?reward_min=2&by=nonsense")

@@ -197,3 +197,17 @@ def test_the_page_over_every_trial_reads_the_tallies_and_agrees_with_grouping_th
             assert tallied[1] > 0
     assert agreement.filtered_trials(TrialFilterForm(QueryDict(""))) is None
     assert agreement.filtered_trials(TrialFilterForm(QueryDict("reward_min=0"))) is not None
+
+
+@pytest.mark.parametrize("reviewers", [1, 12])
+def test_adding_an_annotation_keeps_everything_in_a_fixed_number_of_queries(
+    reviewers: int, django_assert_num_queries: Any
+) -> None:
+    trial = f.make_trial(annotations=[f.annotation(f"r{i}", "pass") for i in range(reviewers)])
+    rita = f.make_user("rita", "reviewer")
+    # SAVEPOINT; lock the trial with its task; INSERT the annotation; read the trial's
+    # annotations; read its latest judgments; upsert them; add to the judgment tally and to
+    # the pair tally; read the latest adjudication; UPDATE the trial's human summary; RELEASE.
+    with django_assert_num_queries(11):
+        add_annotation(trial_id=trial.pk, reviewer=rita, judgment="fail")
+    assert_kept_equals_recount()
