@@ -168,7 +168,7 @@ def bench_science(trials: int, repeat: int) -> list[Figure]:
 
         return fetch
 
-    bare = get("/bench/bare-50/")
+    bare = get("/bench/bare-50/", fresh=False)
     fresh = "every interval computed"
     remembered = "intervals remembered"
     cases = [

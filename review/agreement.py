@@ -29,9 +29,12 @@ from django.db import connection
 from django.db.models import Count, F, QuerySet, Sum
 from django.http import QueryDict
 from django.urls import reverse
+from django.utils.html import format_html
+from django.utils.safestring import SafeString
 
 from review.filters import NONE_VALUE, TrialFilterForm, judged_value
 from review.models import JudgmentTally, LatestJudgment, PairTally
+from review.templatetags.review_tags import percent, score
 from rewards import agreement
 from rewards.agreement import Interval
 from rewards.models import Trial
@@ -83,10 +86,23 @@ DIMENSIONS = {
 DEFAULT_DIMENSION = "failure_mode"
 
 
+_ROW_CELLS = '<td class="num">{}</td>' * 7
+
+
 @dataclass
 class Cell:
     count: int
     url: str
+
+    @property
+    def html(self) -> SafeString:
+        """The count, linked to its trials; a cell that counted nothing has no link.
+
+        Written here rather than by a template include: a page has a couple of hundred.
+        """
+        if not self.count:
+            return SafeString("0")
+        return format_html('<a href="{}">{}</a>', self.url, self.count)
 
 
 @dataclass
@@ -124,6 +140,36 @@ class Matrix:
     @cached_property
     def interval(self) -> Interval | None:
         return agreement.kappa_interval(self.counts, replicates=self.replicates)
+
+    @property
+    def cells_html(self) -> SafeString:
+        """A table row's figures: n, the four counts, the agreement and κ with its interval.
+
+        One `format_html` per row, as the explorer's rows (review.rows): a page has dozens of
+        breakdown rows, and through the template engine they cost more than the counting.
+        """
+        return format_html(
+            _ROW_CELLS,
+            self.n,
+            *(cell.html for cell in self.cells),
+            percent(self.observed),
+            self.kappa_html,
+        )
+
+    @property
+    def kappa_html(self) -> SafeString:
+        """κ in bold, then its 95% interval, when there is one."""
+        interval = self.interval
+        bounds = (
+            format_html(
+                ' <span class="muted">[{}, {}]</span>',
+                score(interval.low, 2),
+                score(interval.high, 2),
+            )
+            if interval
+            else ""
+        )
+        return format_html("<strong>{}</strong>{}", score(self.kappa, 2), bounds)
 
     def as_dict(self) -> dict[str, Any]:
         interval = self.interval
@@ -200,13 +246,17 @@ class ExplorerLinks:
 
     def __init__(self, base: QueryDict) -> None:
         self.path = reverse("review:explorer")
-        self.items = [(k, v) for k, values in base.lists() if k != "after" for v in values]
+        # Each parameter of the page encoded once, beside its name.
+        self.encoded = [
+            (k, urlencode([(k, v)])) for k, values in base.lists() if k != "after" for v in values
+        ]
 
     def url(self, judged: tuple[tuple[str | None, str], ...] = (), **params: str) -> str:
-        items = [(k, v) for k, v in self.items if k not in params]
-        items += params.items()
-        items += [("judged", judged_value(*condition)) for condition in judged]
-        return f"{self.path}?{urlencode(items)}"
+        parts = [encoded for k, encoded in self.encoded if k not in params]
+        own = [*params.items(), *(("judged", judged_value(*c)) for c in judged)]
+        if own:
+            parts.append(urlencode(own))
+        return f"{self.path}?{'&'.join(parts)}"
 
 
 def _matrix(

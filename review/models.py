@@ -109,7 +109,21 @@ class Annotation(models.Model):
         raise AppendOnlyError("annotations are append-only: they cannot be deleted")
 
 
-class LatestJudgment(models.Model):
+class GateColumns(models.Model):
+    """A trial's gates as agreement compares and groups judgments by them (`tallies.Gates`)."""
+
+    judge_verdict = models.CharField(max_length=12, blank=True)
+    scorer_verdict = models.CharField(max_length=12, blank=True)
+    verifier = models.CharField(max_length=4)
+    failure_mode = models.CharField(max_length=255, blank=True)
+    source = models.CharField(max_length=255, blank=True)
+    judge_model = models.CharField(max_length=255, blank=True)
+
+    class Meta:
+        abstract = True
+
+
+class LatestJudgment(GateColumns):
     """Each reviewer's latest judgment of a trial, and their latest blind one: what counts.
 
     Derived from the append-only annotations (DESIGN §3: a reviewer's latest annotation is
@@ -142,13 +156,6 @@ class LatestJudgment(models.Model):
         Annotation, on_delete=models.PROTECT, null=True, blank=True, related_name="latest_blind_of"
     )
     blind_judgment = models.CharField(max_length=8, choices=Annotation.Judgment.choices, blank=True)
-    # The trial's gates (tallies.GATE_FIELDS).
-    judge_verdict = models.CharField(max_length=12, blank=True)
-    scorer_verdict = models.CharField(max_length=12, blank=True)
-    verifier = models.CharField(max_length=4)
-    failure_mode = models.CharField(max_length=255, blank=True)
-    source = models.CharField(max_length=255, blank=True)
-    judge_model = models.CharField(max_length=255, blank=True)
 
     class Meta:
         constraints = [
@@ -181,7 +188,7 @@ class LatestJudgment(models.Model):
         return tallies.Judged(self.reviewer_id, self.judgment, self.blind_judgment, gates)
 
 
-class JudgmentTally(models.Model):
+class JudgmentTally(GateColumns):
     """Latest judgments counted by everything agreement groups them by (`tallies`).
 
     The agreement page over every trial reads these few rows instead of grouping every
@@ -189,12 +196,6 @@ class JudgmentTally(models.Model):
     """
 
     blind = models.BooleanField()  # blind judgments only ("blind annotations only")
-    judge_verdict = models.CharField(max_length=12, blank=True)
-    scorer_verdict = models.CharField(max_length=12, blank=True)
-    verifier = models.CharField(max_length=4)
-    failure_mode = models.CharField(max_length=255, blank=True)
-    source = models.CharField(max_length=255, blank=True)
-    judge_model = models.CharField(max_length=255, blank=True)
     judgment = models.CharField(max_length=8, choices=Annotation.Judgment.choices)
     n = models.IntegerField(default=0)
 
