@@ -18,6 +18,7 @@ from itertools import islice
 from typing import Any, cast
 
 from django import forms
+from django.contrib.auth.models import User
 from django.db.models import Exists, F, OuterRef, Q, QuerySet, Subquery
 from django.db.models.fields.tuple_lookups import Tuple, TupleGreaterThan, TupleLessThan
 from django.forms.utils import flatatt
@@ -532,7 +533,9 @@ class TrialFilterForm(forms.Form):
             trial=OuterRef("pk"), **{self.counted_field: judgment}
         )
         if username is not None:
-            rows = rows.filter(reviewer__username=username)
+            # The reviewer's id, looked up once (not a join per probed trial).
+            reviewer = User.objects.filter(username=username).values("pk")[:1]
+            rows = rows.filter(reviewer=Subquery(reviewer))
         return Exists(rows)
 
     def counted_judgments(self) -> QuerySet[LatestJudgment]:
