@@ -131,6 +131,7 @@ def exact_or_none(value: str) -> str:
 
 JUDGMENTS = ("pass", "fail", "defer")
 MAX_JUDGED = 10
+MAX_JUDGED_LENGTH = 160  # a username (150) and ":judgment"
 
 
 def parse_judged(value: str) -> tuple[str | None, str]:
@@ -197,6 +198,13 @@ class JudgedField(forms.Field):
                 "At most %(n)s conditions.", params={"n": MAX_JUDGED}, code="max"
             )
         for text in value:
+            # As every CharField: no NUL (PostgreSQL refuses it), and a username's length.
+            if "\x00" in text or len(text) > MAX_JUDGED_LENGTH:
+                raise forms.ValidationError(
+                    "A condition holds no NUL character and at most %(n)s characters.",
+                    params={"n": MAX_JUDGED_LENGTH},
+                    code="invalid",
+                )
             try:
                 parse_judged(text)
             except ValueError as exc:

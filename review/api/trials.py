@@ -23,7 +23,14 @@ from review.api.ninja import (
     user_of,
 )
 from review.exports import with_annotations
-from review.filters import MAX_JUDGED, CursorError, JudgedField, TrialFilterForm, decode_cursor
+from review.filters import (
+    MAX_JUDGED,
+    MAX_JUDGED_LENGTH,
+    CursorError,
+    JudgedField,
+    TrialFilterForm,
+    decode_cursor,
+)
 from review.forms import MAX_CATEGORIES, MAX_CATEGORY_LENGTH, AnnotationForm
 from review.models import Annotation, ReviewerProfile, add_annotation
 from rewards.export import bundle_queryset
@@ -205,7 +212,11 @@ def filter_parameters() -> list[dict[str, Any]]:
         elif isinstance(field, forms.DateField):
             schema = {"type": "string", "format": "date"}
         elif isinstance(field, JudgedField):
-            item = {"type": "string", "pattern": "^(.+:)?(pass|fail|defer)$"}
+            item = {
+                "type": "string",
+                "pattern": "^(.+:)?(pass|fail|defer)$",
+                "maxLength": MAX_JUDGED_LENGTH,
+            }
             schema = {"type": "array", "items": item, "maxItems": MAX_JUDGED}
         else:
             schema = {"type": "string", "maxLength": field.max_length}  # type: ignore[attr-defined]
