@@ -64,3 +64,49 @@ def test_judge_model_backfill_is_the_shown_verdicts_model() -> None:
     for trial in Trial.objects.select_related("task"):
         trial.refresh_summary()
         assert trial.judge_model == got[trial.name]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_latest_judgments_and_tallies_are_filled_and_verdicts_become_human_judgments() -> None:
+    from review import adjudication
+    from review.models import JudgmentTally, LatestJudgment, PairTally, add_annotation
+    from tests.conftest import purge_review_data
+    from tests.review_factories import make_user
+
+    rita, sam, eve = (make_user(name, "expert") for name in ("rita", "sam", "eve"))
+    split, other = write(bundle(name="split"), bundle(name="other", judges=[judge("FAIL")]))
+    add_annotation(trial_id=split.pk, reviewer=rita, judgment="pass", blind=True)
+    add_annotation(trial_id=split.pk, reviewer=sam, judgment="fail")
+    add_annotation(trial_id=other.pk, reviewer=rita, judgment="fail")
+    adjudication.adjudicate(trial_id=split.pk, adjudicator=eve, verdict="fail", rationale="x")
+
+    def kept() -> tuple[object, ...]:
+        return (
+            sorted(
+                LatestJudgment.objects.values_list(
+                    "trial_id",
+                    "reviewer_id",
+                    "annotation_id",
+                    "judgment",
+                    "blind_judgment",
+                    "verifier",
+                )
+            ),
+            sorted(JudgmentTally.objects.exclude(n=0).values_list(*JudgmentTally.KEY, "n")),
+            sorted(PairTally.objects.exclude(n=0).values_list(*PairTally.KEY, "n")),
+            dict(Trial.objects.values_list("name", "human_judgment")),
+        )
+
+    try:
+        before = kept()
+        assert before[3] == {"split": "fail", "other": "fail"}
+        with connection.cursor() as cursor:
+            cursor.execute("UPDATE rewards_trial SET human_judgment = 'mixed' WHERE name = 'split'")
+
+        call_command("migrate", "review", "0006", verbosity=0)
+        call_command("migrate", verbosity=0)
+
+        assert kept() == before
+    finally:
+        # Annotations are append-only: the flush after this test could not empty them.
+        purge_review_data()
