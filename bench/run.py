@@ -1,6 +1,6 @@
 """Performance harness: every budget is a ratio against a baseline measured in the same run.
 
-    .venv/bin/python bench/run.py [explorer|export|ingest|all] [--trials N] [--json FILE]
+    .venv/bin/python bench/run.py [explorer|export|ingest|science|all] [--trials N] [--json FILE]
 
 It prints one table (figure, ours, baseline, ratio, budget, within budget?) and writes the same
 figures as JSON (bench/out/latest.json unless --json says otherwise). The exit status is 1 when
@@ -14,7 +14,10 @@ a figure is over its budget. Budgets (DESIGN §7):
   streaming, not the row width); Parquet at most twice the CSV's time; peak memory flat
   (exporting everything against exporting one job);
 - ingest: Harbor trials/s against parsing the same result.json files once (what Harbor's own
-  viewer does to list a job).
+  viewer does to list a job);
+- science (`bench/science.py`): the agreement page (whole database, by judge model, blind
+  only, one job), compare two runs and the job page with its plots, each at most 2.5 times
+  the bare page, on trials judged by two reviewers.
 Page timings interleave ours and the baseline sample by sample, so a neighbour's load on a
 shared machine weighs on both sides. Not run by CI: it needs minutes and, at scale, PostgreSQL
 (see bench/README.md).
@@ -395,7 +398,10 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawTextHelpFormatter
     )
     parser.add_argument(
-        "which", choices=["explorer", "export", "ingest", "all"], nargs="?", default="all"
+        "which",
+        choices=["explorer", "export", "ingest", "science", "all"],
+        nargs="?",
+        default="all",
     )
     parser.add_argument("--trials", type=int, default=None, help="trials in the database")
     parser.add_argument("--ingest-trials", type=int, default=10_000, help="Harbor trials to ingest")
@@ -417,6 +423,10 @@ def main() -> None:
         figures += bench_export(trials, max(3, args.repeat // 5))
     if args.which in ("ingest", "all"):
         figures += bench_ingest(args.ingest_trials)
+    if args.which in ("science", "all"):
+        from bench.science import bench_science
+
+        figures += bench_science(trials, max(3, args.repeat // 2))
     print(table(figures))
     args.json.parent.mkdir(parents=True, exist_ok=True)
     args.json.write_text(

@@ -1,74 +1,219 @@
-"""Timing the review-science pages against the same bare 50-row page as the explorer.
+"""The review-science pages timed against the same bare 50-row page as the explorer.
 
     DATABASE_URL=postgres://… .venv/bin/python bench/science.py [--trials 1000000]
 
-Seeds demo trials like `bench/run.py explorer`. The fast (COPY) seed path writes no
-annotations, so for the agreement figures to mean anything add them first (the measurement
-in the report inserted 375,000: a quarter of the trials by one reviewer, an eighth by a
-second, a third of them blind). It then times each page (median of several requests, the
-bootstrap's remembered intervals cleared before each so every request computes them) and
-prints its ratio to the bare page. Reported, not judged: these pages aggregate every
-matching trial or annotation.
+(`bench/run.py science` runs the same figures.) It seeds demo trials like `bench/run.py
+explorer`. The fast (COPY) seed path writes no annotations, so `ensure_annotations` adds
+them in SQL first, once: a quarter of the trials judged by one reviewer, an eighth (all of
+them also among the first reviewer's) by a second, a third of each reviewer's judgments
+blind, and every fortieth trial judged twice by the first reviewer (an earlier judgment it
+changed its mind about). The trials' human summary columns are brought up to date the way
+the review app keeps them, and the latest judgments and agreement's tallies are recounted
+(review migration 0007's `rebuild`).
+
+Each page is sampled alternately with the bare page (`bench.run.compare`). "Every interval
+computed" clears the bootstrap's remembered intervals before each request (the first view
+after the counts changed); "intervals remembered" keeps them, as repeated views of the same
+counts find them (each process remembers the intervals of the counts it has seen).
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.run import ensure_trials, logged_in_client, setup_django, timed
+from bench.run import Figure, compare, ensure_trials, logged_in_client, say, setup_django, table
+
+BENCH_REVIEWERS = ("bench-rita", "bench-sam")
+BUDGET = "<= 2.5"
+
+# (reviewer index, which trials, a spread of 0-99 per trial, minutes after the trial started,
+# the spread below which the judgment is noise). `%%` is SQL's modulo: the statements run
+# with parameters.
+# Judgments follow the verifier outcome, except a noisy share that says the opposite and a
+# few defers; a third of them (spread divisible by 3) are blind.
+_JUDGED = (
+    (0, "t.id %% 4 = 0", "(t.id * 7919) %% 100", 60, 15),
+    (1, "t.id %% 8 = 0", "(t.id * 104729) %% 100", 120, 25),
+)
+_ANNOTATE = """
+INSERT INTO review_annotation (trial_id, reviewer_id, reviewer_discipline, created_at,
+    judgment, categories, notes, reward_seen, judge_verdict_seen, blind)
+SELECT t.id, %s, '', {created}, {judgment}, '[]', '',
+    CASE WHEN {spread} %% 3 = 0 THEN NULL ELSE t.reward END,
+    CASE WHEN {spread} %% 3 = 0 THEN '' ELSE t.judge_verdict END,
+    {spread} %% 3 = 0
+FROM rewards_trial t JOIN rewards_task k ON k.id = t.task_id
+WHERE {which}
+"""
+_HUMAN_SUMMARY = """
+UPDATE rewards_trial SET annotation_count = s.n, human_judgment = s.consensus,
+    human_disagreement = CASE
+        WHEN s.consensus = 'pass' AND rewards_trial.reward < s.threshold
+            THEN 'human_pass_automated_fail'
+        WHEN s.consensus = 'fail' AND rewards_trial.reward >= s.threshold
+            THEN 'human_fail_automated_pass'
+        ELSE '' END
+FROM (
+    SELECT l.trial_id, MAX(l.n) AS n, MAX(k.pass_threshold) AS threshold,
+        CASE COUNT(DISTINCT CASE WHEN l.judgment <> 'defer' THEN l.judgment END)
+            WHEN 0 THEN 'defer'
+            WHEN 1 THEN MAX(CASE WHEN l.judgment <> 'defer' THEN l.judgment END)
+            ELSE 'mixed' END AS consensus
+    FROM (
+        SELECT a.trial_id, a.judgment,
+            ROW_NUMBER() OVER (PARTITION BY a.trial_id, a.reviewer_id
+                               ORDER BY a.created_at DESC, a.id DESC) AS position,
+            COUNT(*) OVER (PARTITION BY a.trial_id) AS n
+        FROM review_annotation a
+    ) l
+    JOIN rewards_trial t ON t.id = l.trial_id JOIN rewards_task k ON k.id = t.task_id
+    WHERE l.position = 1
+    GROUP BY l.trial_id
+) s
+WHERE rewards_trial.id = s.trial_id
+"""
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--trials", type=int, default=1_000_000)
-    parser.add_argument("--repeat", type=int, default=5)
-    args = parser.parse_args()
-    setup_django()
-    from django.core.management import call_command
+def _created(minutes: str) -> str:
+    from django.db import connection
+
+    start = "COALESCE(t.started_at, CURRENT_TIMESTAMP)"
+    if connection.vendor == "postgresql":
+        return f"{start} + ({minutes}) * INTERVAL '1 minute'"
+    return f"strftime('%%Y-%%m-%%d %%H:%%M:%%f', {start}, '+' || ({minutes}) || ' minutes')"
+
+
+def ensure_annotations() -> int:
+    """Judge the trials as the module docstring says, unless already done; the total."""
+    from django.contrib.auth.models import Group, User
+    from django.db import connection, transaction
+
+    from review.models import Annotation
+
+    group, _ = Group.objects.get_or_create(name="reviewer")
+    users = []
+    for name in BENCH_REVIEWERS:
+        user, _ = User.objects.get_or_create(username=name)
+        user.groups.add(group)
+        users.append(user)
+    if Annotation.objects.filter(reviewer__in=users).exists():
+        return Annotation.objects.count()
+    say("  adding annotations")
+    passed = "t.reward >= k.pass_threshold"
+    with transaction.atomic(), connection.cursor() as cursor:
+        for index, which, spread, minutes, flip in _JUDGED:
+            agrees = f"CASE WHEN {passed} THEN 'pass' ELSE 'fail' END"
+            differs = f"CASE WHEN {passed} THEN 'fail' ELSE 'pass' END"
+            judgment = (
+                f"CASE WHEN {spread} < 3 THEN 'defer' WHEN {spread} < {flip} THEN {differs}"
+                f" ELSE {agrees} END"
+            )
+            cursor.execute(
+                _ANNOTATE.format(
+                    created=_created(str(minutes)), judgment=judgment, spread=spread, which=which
+                ),
+                [users[index].pk],
+            )
+            if index == 0:
+                # An earlier judgment on every fortieth trial, the opposite of the later one.
+                earlier = (
+                    f"CASE WHEN {spread} < 3 OR {spread} >= {flip} THEN {differs} ELSE {agrees} END"
+                )
+                cursor.execute(
+                    _ANNOTATE.format(
+                        created=_created(str(minutes - 30)),
+                        judgment=earlier,
+                        spread=spread,
+                        which="t.id %% 40 = 0",
+                    ),
+                    [users[index].pk],
+                )
+        cursor.execute(_HUMAN_SUMMARY)
+        # Added around the application: recount the latest judgments and agreement's tallies
+        # the way the migration that made them does.
+        importlib.import_module("review.migrations.0007_latest_judgment").rebuild(connection)
+    return Annotation.objects.count()
+
+
+def bench_science(trials: int, repeat: int) -> list[Figure]:
     from django.db import connection
     from django.db.models import Count
 
-    from review.models import Annotation
     from rewards import agreement
     from rewards.models import Job
 
-    call_command("migrate", verbosity=0)
-    ensure_trials(args.trials)
+    say(f"science: {trials:,} trials on {connection.vendor}")
+    ensure_trials(trials)
+    annotations = ensure_annotations()
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("ANALYZE")
     client = logged_in_client()
-    jobs = list(Job.objects.annotate(n=Count("trials")).order_by("-n", "id")[:2])
-    print(
-        f"{connection.vendor}: {args.trials:,} trials, {Annotation.objects.count():,} annotations,"
-        f" jobs of {jobs[0].n:,} and {jobs[1].n:,} trials"
-    )
+    a, b = Job.objects.annotate(n=Count("trials")).order_by("-n", "id")[:2]
+    say(f"  {annotations:,} annotations; jobs of {a.n:,} and {b.n:,} trials")
 
-    def get(url: str):  # type: ignore[no-untyped-def]
+    def get(url: str, fresh: bool = True) -> Callable[[], object]:
         def fetch() -> object:
-            agreement._kappa_interval.cache_clear()
+            if fresh:
+                agreement.forget_intervals()
             response = client.get(url)
             assert response.status_code == 200, (url, response.status_code)
             return response
 
         return fetch
 
-    baseline = timed(get("/bench/bare-50/"), repeat=args.repeat * 3)
-    print(f"  bare Django 50-row page: {baseline:.2f} ms")
-    a, b = jobs
-    cases = {
-        "agreement, by failure mode": "/agreement/",
-        "agreement, by judge model": "/agreement/?by=judge_model",
-        "agreement of one job": f"/agreement/?job={a.pk}",
-        "agreement, blind only": "/agreement/?counted=blind",
-        "compare two jobs": f"/compare/?a={a.pk}&b={b.pk}",
-        "job page with plots": f"/jobs/{a.pk}/",
-        "explorer, a reviewer's latest is fail": "/?reviewer_judgment=fail",
-    }
-    for name, url in cases.items():
-        ms = timed(get(url), repeat=args.repeat, warmup=1)
-        print(f"  {name:<40} {ms:>10.1f} ms  {ms / baseline:>8.1f}x the bare page")
+    bare = get("/bench/bare-50/", fresh=False)
+    fresh = "every interval computed"
+    remembered = "intervals remembered"
+    cases = [
+        (f"agreement, whole database, {remembered}", "/agreement/", False, BUDGET),
+        (f"agreement by judge model, {remembered}", "/agreement/?by=judge_model", False, BUDGET),
+        (f"agreement, blind only, {remembered}", "/agreement/?counted=blind", False, BUDGET),
+        (f"agreement, whole database, {fresh}", "/agreement/", True, BUDGET),
+        (f"agreement of one job, {fresh}", f"/agreement/?job={a.pk}", True, ""),
+        (f"compare two jobs, {remembered}", f"/compare/?a={a.pk}&b={b.pk}", False, ""),
+        (f"compare two jobs, {fresh}", f"/compare/?a={a.pk}&b={b.pk}", True, ""),
+        ("job page with plots", f"/jobs/{a.pk}/", False, ""),
+        ("explorer, a reviewer's latest is fail", "/?reviewer_judgment=fail", False, BUDGET),
+        ("explorer, a pair's cell", pair_cell_url(), False, BUDGET),
+    ]
+    return [
+        compare(f"{name} / bare page", get(url, fresh), bare, budget, repeat)
+        for name, url, fresh, budget in cases
+    ]
+
+
+def pair_cell_url() -> str:
+    """The explorer link of the benchmark reviewers' "both fail" cell."""
+    from django.http import QueryDict
+
+    from review.agreement import report
+    from review.filters import TrialFilterForm
+
+    pairs = report(TrialFilterForm(QueryDict())).reviewers.pairs
+    return pairs[0].matrix.urls[1][1]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--trials", type=int, default=None, help="trials in the database")
+    parser.add_argument("--repeat", type=int, default=7, help="samples per page timing")
+    args = parser.parse_args()
+    setup_django()
+    from django.core.management import call_command
+    from django.db import connection
+
+    call_command("migrate", verbosity=0)
+    trials = args.trials or (1_000_000 if connection.vendor == "postgresql" else 20_000)
+    figures = bench_science(trials, args.repeat)
+    print(table(figures))
+    sys.exit(0 if all(f.ok is not False for f in figures) else 1)
 
 
 if __name__ == "__main__":

@@ -24,7 +24,7 @@ from django.contrib.auth.models import User
 from django.db import transaction
 from django.db.models import BooleanField, Exists, ExpressionWrapper, OuterRef, Q
 
-from review.models import Adjudication, Annotation
+from review.models import Adjudication, Annotation, refresh_human_summary
 from rewards.models import Trial, TrialQuerySet
 
 CONFLICTS = {
@@ -99,6 +99,46 @@ class Settled:
         return {a.reviewer_id for a in self.annotations}
 
 
+@dataclass(frozen=True)
+class Verdict:
+    """An adjudication as the trial page shows it: with the annotations it settled."""
+
+    adjudication: Adjudication
+    settled: list[Annotation]
+    stands: bool  # the latest verdict: it stands for the annotations it settled
+
+    @property
+    def reopened(self) -> bool:
+        """Annotations were added after it, so the trial may conflict again."""
+        return (
+            self.stands
+            and self.adjudication.annotation_count != self.adjudication.trial.annotation_count
+        )
+
+
+def verdicts(trial: Trial, annotations: list[Annotation]) -> list[Verdict]:
+    """The trial's adjudications, oldest first, each with its settled annotations (one query).
+
+    `annotations` is the trial's history, already read: the settled ones are found in it.
+    """
+    by_id = {annotation.pk: annotation for annotation in annotations}
+    rows = list(
+        Adjudication.objects.filter(trial=trial)
+        .select_related("adjudicator")
+        .order_by("created_at", "id")
+    )
+    for row in rows:
+        row.trial = trial
+    return [
+        Verdict(
+            adjudication=row,
+            settled=[by_id[pk] for pk in row.settled if pk in by_id],
+            stands=i == len(rows) - 1,
+        )
+        for i, row in enumerate(rows)
+    ]
+
+
 def latest_annotations(trial: Trial) -> Settled:
     rows = (
         Annotation.objects.filter(trial=trial)
@@ -113,10 +153,13 @@ def adjudicate(*, trial_id: int, adjudicator: User, verdict: str, rationale: str
     """Record the final verdict on a trial, naming the annotations it settles.
 
     The trial row is locked first (as `add_annotation` does) so that an annotation cannot
-    land between reading the latest judgments and recording what was settled.
+    land between reading the latest judgments and recording what was settled. The verdict
+    becomes the trial's human judgment in the same transaction (`refresh_human_summary`).
     """
     with transaction.atomic():
-        trial = Trial.objects.select_for_update(of=("self",)).get(pk=trial_id)
+        trial = (
+            Trial.objects.select_for_update(of=("self",)).select_related("task").get(pk=trial_id)
+        )
         settled = latest_annotations(trial)
         if not settled.annotations:
             raise AdjudicationError("This trial has no annotation to settle.")
@@ -124,7 +167,7 @@ def adjudicate(*, trial_id: int, adjudicator: User, verdict: str, rationale: str
             raise AdjudicationError(
                 "You reviewed this trial yourself: another adjudicator must settle it."
             )
-        return Adjudication.objects.create(
+        made = Adjudication.objects.create(
             trial=trial,
             adjudicator=adjudicator,
             verdict=verdict,
@@ -133,3 +176,5 @@ def adjudicate(*, trial_id: int, adjudicator: User, verdict: str, rationale: str
             annotation_count=trial.annotation_count,
             conflict=", ".join(conflicts_of(trial)),
         )
+        refresh_human_summary(trial)
+        return made

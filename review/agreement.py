@@ -5,11 +5,14 @@ trial that two reviewers judged counts twice, once per reviewer. Defers abstain:
 counted apart and never enter a matrix; so do trials whose gate did not decide (no judge,
 an unparseable verdict, no scorers).
 
-Everything is counted by the database: one GROUP BY over the latest annotations (joined to
-their trial and task) gives every matrix of the three comparisons and of one breakdown
-dimension, and one self-join of the latest annotations gives the reviewer pairs. Python only
-adds up those grouped rows and computes the statistics (`rewards.agreement`) from them, so the
-page costs the same number of queries whatever the number of trials.
+Everything is counted by the database, from each reviewer's latest judgment of each trial
+(`LatestJudgment`, which carries the gates of its trial): one GROUP BY gives every matrix of
+the three comparisons and of one breakdown dimension, and one self-join on the trial gives
+the reviewer pairs. Over every trial those two are read from the tallies the review app
+keeps as judgments and gates change (`JudgmentTally`, `PairTally`), a few hundred rows
+whatever the number of trials. Python only adds up grouped rows and computes the statistics
+(`rewards.agreement`) from them, so the page costs the same number of queries whatever the
+number of trials.
 """
 
 from __future__ import annotations
@@ -19,15 +22,19 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
+from urllib.parse import urlencode
 
 from django.contrib.auth.models import User
 from django.db import connection
-from django.db.models import Case, Count, F, QuerySet, Value, When
+from django.db.models import Count, F, QuerySet, Sum
 from django.http import QueryDict
 from django.urls import reverse
+from django.utils.html import format_html
+from django.utils.safestring import SafeString
 
-from review.filters import NONE_VALUE, TrialFilterForm, latest_judge_model
-from review.models import Annotation
+from review.filters import NONE_VALUE, TrialFilterForm, judged_value
+from review.models import JudgmentTally, LatestJudgment, PairTally
+from review.templatetags.review_tags import percent, score
 from rewards import agreement
 from rewards.agreement import Interval
 from rewards.models import Trial
@@ -39,6 +46,7 @@ MAX_GROUPS = 12
 MAX_PAIRS = 20
 # A breakdown row's interval is one of many on the page: fewer replicates keep it quick.
 GROUP_REPLICATES = 500
+PAIR_COLUMNS = ("reviewer_a_id", "reviewer_b_id", "judgment_a", "judgment_b", "raters", "n")
 
 
 @dataclass(frozen=True)
@@ -78,10 +86,23 @@ DIMENSIONS = {
 DEFAULT_DIMENSION = "failure_mode"
 
 
+_ROW_CELLS = '<td class="num">{}</td>' * 7
+
+
 @dataclass
 class Cell:
     count: int
     url: str
+
+    @property
+    def html(self) -> SafeString:
+        """The count, linked to its trials; a cell that counted nothing has no link.
+
+        Written here rather than by a template include: a page has a couple of hundred.
+        """
+        if not self.count:
+            return SafeString("0")
+        return format_html('<a href="{}">{}</a>', self.url, self.count)
 
 
 @dataclass
@@ -104,6 +125,11 @@ class Matrix:
         ]
 
     @property
+    def cells(self) -> list[Cell]:
+        """Every cell, row by row: pass·pass, pass·fail, fail·pass, fail·fail."""
+        return [cell for _, cells in self.rows for cell in cells]
+
+    @property
     def observed(self) -> float | None:
         return (self.counts[0][0] + self.counts[1][1]) / self.n if self.n else None
 
@@ -114,6 +140,36 @@ class Matrix:
     @cached_property
     def interval(self) -> Interval | None:
         return agreement.kappa_interval(self.counts, replicates=self.replicates)
+
+    @property
+    def cells_html(self) -> SafeString:
+        """A table row's figures: n, the four counts, the agreement and κ with its interval.
+
+        One `format_html` per row, as the explorer's rows (review.rows): a page has dozens of
+        breakdown rows, and through the template engine they cost more than the counting.
+        """
+        return format_html(
+            _ROW_CELLS,
+            self.n,
+            *(cell.html for cell in self.cells),
+            percent(self.observed),
+            self.kappa_html,
+        )
+
+    @property
+    def kappa_html(self) -> SafeString:
+        """κ in bold, then its 95% interval, when there is one."""
+        interval = self.interval
+        bounds = (
+            format_html(
+                ' <span class="muted">[{}, {}]</span>',
+                score(interval.low, 2),
+                score(interval.high, 2),
+            )
+            if interval
+            else ""
+        )
+        return format_html("<strong>{}</strong>{}", score(self.kappa, 2), bounds)
 
     def as_dict(self) -> dict[str, Any]:
         interval = self.interval
@@ -179,64 +235,88 @@ class Report:
 
 
 # --- links ----------------------------------------------------------------------------------
-def explorer_url(base: QueryDict, **params: str) -> str:
-    query = base.copy()
-    query.pop("after", None)
-    for name, value in params.items():
-        query[name] = value
-    return f"{reverse('review:explorer')}?{query.urlencode()}"
+class ExplorerLinks:
+    """The explorer under the page's filter, narrowed further to one cell's trials.
+
+    `judged` conditions are added to the page's own (all must hold), so a cell of a page
+    already filtered by judgments lists exactly its trials; other parameters replace the
+    page's value, which can only differ for a cell that counted nothing (and is not linked).
+    The page's parameters are read once: a page has a hundred links or more.
+    """
+
+    def __init__(self, base: QueryDict) -> None:
+        self.path = reverse("review:explorer")
+        # Each parameter of the page encoded once, beside its name.
+        self.encoded = [
+            (k, urlencode([(k, v)])) for k, values in base.lists() if k != "after" for v in values
+        ]
+
+    def url(self, judged: tuple[tuple[str | None, str], ...] = (), **params: str) -> str:
+        parts = [encoded for k, encoded in self.encoded if k not in params]
+        own = [*params.items(), *(("judged", judged_value(*c)) for c in judged)]
+        if own:
+            parts.append(urlencode(own))
+        return f"{self.path}?{'&'.join(parts)}"
 
 
 def _matrix(
     counts: list[list[int]],
-    base: QueryDict,
+    links: ExplorerLinks,
     comparison: Comparison,
     replicates: int = agreement.REPLICATES,
     **group: str,
 ) -> Matrix:
     urls = [
-        [
-            explorer_url(base, **{comparison.param: auto, "reviewer_judgment": human}, **group)
-            for human in HUMAN_LABELS
-        ]
+        [links.url(((None, human),), **{comparison.param: auto}, **group) for human in HUMAN_LABELS]
         for auto in comparison.values
     ]
     return Matrix(counts=counts, urls=urls, replicates=replicates)
 
 
+def _pair_urls(links: ExplorerLinks, a: str, b: str) -> list[list[str]]:
+    """Each cell of a reviewer pair's matrix: the trials a judged one way and b the other."""
+    return [
+        [links.url(((a, a_judgment), (b, b_judgment))) for b_judgment in HUMAN_LABELS]
+        for a_judgment in HUMAN_LABELS
+    ]
+
+
 # --- the counts -----------------------------------------------------------------------------
-def counted(form: TrialFilterForm) -> QuerySet[Annotation]:
-    """The latest annotation of each reviewer on each trial under the filter."""
-    trials = form.filter(Trial.objects.all()).order_by().values("pk")
-    return form.counted_annotations().filter(trial__in=trials)
+def filtered_trials(form: TrialFilterForm) -> QuerySet[Trial, Any] | None:
+    """The ids of the trials under the filter, or None when it narrows nothing."""
+    trials = form.filter(Trial.objects.all())
+    return trials.order_by().values("pk") if trials.query.has_filters() else None
 
 
-def _dimension_expression(dimension: Dimension) -> Any:
-    if dimension.key == "judge_model":
-        return latest_judge_model("trial")
-    if dimension.key == "source":
-        return F("trial__task__source")
-    return F("trial__failure_mode")
+def counted(form: TrialFilterForm) -> QuerySet[LatestJudgment]:
+    """The latest judgment of each reviewer on each trial under the filter."""
+    rows = form.counted_judgments()
+    trials = filtered_trials(form)
+    return rows if trials is None else rows.filter(trial__in=trials)
 
 
 def grouped_counts(form: TrialFilterForm, dimension: Dimension) -> list[dict[str, Any]]:
-    """One query: judgments counted by every gate, the human judgment and the group."""
-    verifier = Case(
-        When(trial__reward__gte=F("trial__task__pass_threshold"), then=Value("PASS")),
-        default=Value("FAIL"),
-    )
-    rows: Any = (
-        counted(form)
-        .order_by()
-        .values(
-            judge=F("trial__judge_verdict"),
-            scorers=F("trial__scorer_verdict"),
-            verifier=verifier,
-            human=F("judgment"),
-            group=_dimension_expression(dimension),
+    """One query: judgments counted by every gate, the human judgment and the group.
+
+    Over every trial the kept tallies are summed (a few hundred rows); under a filter the
+    latest judgments of its trials are grouped, by the gates they carry.
+    """
+    gates = {"judge": F("judge_verdict"), "scorers": F("scorer_verdict")}
+    rows: Any
+    if filtered_trials(form) is None:
+        rows = (
+            JudgmentTally.objects.filter(blind=form.blind_only, n__gt=0)
+            .order_by()
+            .values("verifier", **gates, human=F("judgment"), group=F(dimension.key))
+            .annotate(count=Sum("n"))
         )
-        .annotate(n=Count("id"))
-    )
+    else:
+        rows = (
+            counted(form)
+            .order_by()
+            .values("verifier", **gates, human=F(form.counted_field), group=F(dimension.key))
+            .annotate(count=Count("pk"))
+        )
     return list(rows)
 
 
@@ -247,9 +327,9 @@ def _empty() -> list[list[int]]:
 def report(form: TrialFilterForm, dimension_key: str = DEFAULT_DIMENSION) -> Report:
     dimension = DIMENSIONS.get(dimension_key, DIMENSIONS[DEFAULT_DIMENSION])
     rows = grouped_counts(form, dimension)
-    base = form.canonical_query()
-    judgments = sum(r["n"] for r in rows)
-    defers = sum(r["n"] for r in rows if r["human"] == "defer")
+    links = ExplorerLinks(form.canonical_query())
+    judgments = sum(r["count"] for r in rows)
+    defers = sum(r["count"] for r in rows if r["human"] == "defer")
     results = []
     for comparison in COMPARISONS:
         overall = _empty()
@@ -260,23 +340,23 @@ def report(form: TrialFilterForm, dimension_key: str = DEFAULT_DIMENSION) -> Rep
                 continue
             auto = row[comparison.key]
             if auto not in GATE_LABELS:
-                undecided += row["n"]
+                undecided += row["count"]
                 continue
             i, j = GATE_LABELS.index(auto), HUMAN_LABELS.index(row["human"])
-            overall[i][j] += row["n"]
-            by_group[row["group"] or ""][i][j] += row["n"]
+            overall[i][j] += row["count"]
+            by_group[row["group"] or ""][i][j] += row["count"]
         ranked = sorted(by_group.items(), key=lambda item: (-sum(map(sum, item[1])), item[0]))
         shown, rest = ranked[:MAX_GROUPS], ranked[MAX_GROUPS:]
         results.append(
             ComparisonResult(
                 comparison=comparison,
-                overall=_matrix(overall, base, comparison),
+                overall=_matrix(overall, links, comparison),
                 groups=[
                     Group(
                         value,
                         _matrix(
                             counts,
-                            base,
+                            links,
                             comparison,
                             GROUP_REPLICATES,
                             **{dimension.param: value or NONE_VALUE},
@@ -294,19 +374,24 @@ def report(form: TrialFilterForm, dimension_key: str = DEFAULT_DIMENSION) -> Rep
         dimension=dimension,
         judgments=judgments,
         defers=defers,
-        reviewers=reviewer_agreement(form),
+        reviewers=reviewer_agreement(form, links),
     )
 
 
 def pair_counts(form: TrialFilterForm) -> list[tuple[int, int, str, str, int, int]]:
     """(reviewer a, reviewer b, a's judgment, b's judgment, raters on the trial, count).
 
-    One query: the latest pass/fail judgments under the filter, joined with themselves on
-    the trial (a < b, so each pair of reviewers once) and with the number of reviewers on the
-    trial, which Krippendorff's alpha needs to weigh each pair.
+    One query. Over every trial, the kept pair tallies; under a filter, the latest pass/fail
+    judgments of its trials joined with themselves on the trial (a < b, so each pair of
+    reviewers once) and with the number of reviewers on the trial, which Krippendorff's
+    alpha needs to weigh each pair.
     """
-    latest = counted(form).filter(judgment__in=HUMAN_LABELS).order_by()
-    inner, params = latest.values("trial_id", "reviewer_id", "judgment").query.sql_with_params()
+    if filtered_trials(form) is None:
+        tallied = PairTally.objects.filter(blind=form.blind_only, n__gt=0).order_by()
+        return list(tallied.values_list(*PAIR_COLUMNS))
+    field = form.counted_field
+    latest = counted(form).filter(**{f"{field}__in": HUMAN_LABELS}).order_by()
+    inner, params = latest.values("trial_id", "reviewer_id", field).query.sql_with_params()
     sql = f"""
         WITH latest (trial_id, reviewer_id, judgment) AS ({inner}),
         raters AS (
@@ -323,7 +408,7 @@ def pair_counts(form: TrialFilterForm) -> list[tuple[int, int, str, str, int, in
         return [tuple(row) for row in cursor.fetchall()]
 
 
-def reviewer_agreement(form: TrialFilterForm) -> ReviewerAgreement:
+def reviewer_agreement(form: TrialFilterForm, links: ExplorerLinks) -> ReviewerAgreement:
     rows = pair_counts(form)
     coincidence = agreement.coincidences(
         ((a_j, b_j, m, n) for _, _, a_j, b_j, m, n in rows), HUMAN_LABELS
@@ -334,14 +419,12 @@ def reviewer_agreement(form: TrialFilterForm) -> ReviewerAgreement:
     ranked = sorted(by_pair.items(), key=lambda item: (-sum(map(sum, item[1])), item[0]))
     shown = ranked[:MAX_PAIRS]
     names = _usernames(pk for pair, _ in shown for pk in pair)
-    pairs = [
-        ReviewerPair(
-            a=names.get(a, str(a)),
-            b=names.get(b, str(b)),
-            matrix=Matrix(counts=counts, urls=[["", ""], ["", ""]], replicates=GROUP_REPLICATES),
-        )
-        for (a, b), counts in shown
-    ]
+    pairs = []
+    for (a, b), counts in shown:
+        a_name, b_name = names.get(a, str(a)), names.get(b, str(b))
+        urls = _pair_urls(links, a_name, b_name)
+        matrix = Matrix(counts=counts, urls=urls, replicates=GROUP_REPLICATES)
+        pairs.append(ReviewerPair(a=a_name, b=b_name, matrix=matrix))
     return ReviewerAgreement(
         pairs=pairs,
         more_pairs=len(ranked) - len(shown),

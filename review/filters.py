@@ -12,22 +12,24 @@ import binascii
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import date, datetime, time, timedelta
 from functools import lru_cache
 from itertools import islice
 from typing import Any, cast
 
 from django import forms
-from django.db.models import Exists, F, OuterRef, Q, QuerySet, Subquery, Value
+from django.contrib.auth.models import User
+from django.db.models import Exists, F, OuterRef, Q, QuerySet, Subquery
 from django.db.models.fields.tuple_lookups import Tuple, TupleGreaterThan, TupleLessThan
-from django.db.models.functions import Coalesce
 from django.forms.utils import flatatt
 from django.http import QueryDict
 from django.utils.choices import BaseChoiceIterator
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
+from django.utils.timezone import get_current_timezone
 
 from review.choices import job_choices
-from review.models import Annotation
+from review.models import Annotation, LatestJudgment
 from review.search import search
 from review.widgets import FastSelect, FastWidgetRenderer
 from rewards.models import (
@@ -37,7 +39,6 @@ from rewards.models import (
     HumanDisagreement,
     HumanJudgment,
     Job,
-    JudgeVerdict,
     Trial,
     TrialQuerySet,
 )
@@ -124,14 +125,104 @@ COUNTED_CHOICES = [(ANY, "Every reviewer's latest"), ("blind", "Blind annotation
 REVIEWER_JUDGMENT_CHOICES = [(ANY, "Any"), ("pass", "pass"), ("fail", "fail"), ("defer", "defer")]
 
 
-def latest_judge_model(trial: str = "pk") -> Coalesce:
-    """The judge model of the trial's shown (latest) verdict, '' when it has none."""
-    latest = JudgeVerdict.objects.filter(trial=OuterRef(trial)).order_by(*JudgeVerdict.LATEST_FIRST)
-    return Coalesce(Subquery(latest.values("judge_model")[:1]), Value(""))
-
-
 def exact_or_none(value: str) -> str:
     return "" if value == NONE_VALUE else value
+
+
+JUDGMENTS = ("pass", "fail", "defer")
+MAX_JUDGED = 10
+MAX_JUDGED_LENGTH = 160  # a username (150) and ":judgment"
+
+
+def parse_judged(value: str) -> tuple[str | None, str]:
+    """One "latest judgments" condition: `fail` → (None, "fail"), `rita:fail` → ("rita", "fail").
+
+    A bare judgment is some reviewer's latest; `username:judgment` is that reviewer's. The
+    judgment follows the last colon, so any username (an imported one may hold colons or
+    spaces) can be named. ValueError for anything else.
+    """
+    username, colon, judgment = value.rpartition(":")
+    if judgment not in JUDGMENTS or (colon and not username):
+        raise ValueError(value)
+    return (username or None, judgment)
+
+
+def judged_value(username: str | None, judgment: str) -> str:
+    """The inverse of `parse_judged`: one value of a link's `judged` parameter."""
+    return f"{username}:{judgment}" if username else judgment
+
+
+class JudgedInputs(forms.Widget):
+    """One text input per condition, and an empty one to add another; `judged` repeats."""
+
+    def value_from_datadict(self, data: Any, files: Any, name: str) -> list[str]:
+        getlist = getattr(data, "getlist", None)
+        raw = getlist(name) if getlist else data.get(name)
+        values = raw if isinstance(raw, list | tuple) else [raw]
+        return [v for v in values if isinstance(v, str) and v.strip()]
+
+    def value_omitted_from_data(self, data: Any, files: Any, name: str) -> bool:
+        return name not in data
+
+    def render(
+        self, name: str, value: Any, attrs: dict[str, Any] | None = None, renderer: Any = None
+    ) -> SafeString:
+        values = [*(v for v in (value or []) if isinstance(v, str)), ""]
+        first = self.build_attrs(self.attrs, attrs)
+        rest = {k: v for k, v in first.items() if k != "id"}
+        return SafeString(
+            "".join(
+                format_html(
+                    '<input type="text" name="{}" value="{}"{}>',
+                    name,
+                    text,
+                    flatatt(first if i == 0 else rest),
+                )
+                for i, text in enumerate(values)
+            )
+        )
+
+
+class JudgedField(forms.Field):
+    """ "Latest judgments": conditions on the counted judgments, every one of which holds."""
+
+    widget = JudgedInputs
+
+    def to_python(self, value: Any) -> list[str]:
+        return [v for v in (value or []) if isinstance(v, str) and v.strip()]
+
+    def validate(self, value: Any) -> None:
+        super().validate(value)
+        if len(value) > MAX_JUDGED:
+            raise forms.ValidationError(
+                "At most %(n)s conditions.", params={"n": MAX_JUDGED}, code="max"
+            )
+        for text in value:
+            # As every CharField: no NUL (PostgreSQL refuses it), and a username's length.
+            if "\x00" in text or len(text) > MAX_JUDGED_LENGTH:
+                raise forms.ValidationError(
+                    "A condition holds no NUL character and at most %(n)s characters.",
+                    params={"n": MAX_JUDGED_LENGTH},
+                    code="invalid",
+                )
+            try:
+                parse_judged(text)
+            except ValueError as exc:
+                raise forms.ValidationError(
+                    "“%(value)s” is not a judgment (pass, fail, defer) or reviewer:judgment.",
+                    params={"value": text[:200]},
+                    code="invalid",
+                ) from exc
+
+
+def reviewed_by(day: date) -> Exists:
+    """The outer trial has an annotation made by the end of `day` (in the current time zone).
+
+    The same days as the job page's review progress, which truncates annotation times to
+    dates in the current time zone.
+    """
+    end = datetime.combine(day + timedelta(days=1), time.min, tzinfo=get_current_timezone())
+    return Exists(Annotation.objects.filter(trial=OuterRef("pk"), created_at__lt=end))
 
 
 class CursorError(ValueError):
@@ -259,6 +350,12 @@ class TrialFilterForm(forms.Form):
     judge_verdict = forms.ChoiceField(choices=JUDGE_CHOICES, required=False, label="Judge")
     run_badge = forms.ChoiceField(choices=RUN_CHOICES, required=False, label="Run")
     human_judgment = forms.ChoiceField(choices=HUMAN_CHOICES, required=False, label="Human")
+    # What a job's review-progress bar links to: trials reviewed by the end of that day.
+    reviewed_by = forms.DateField(
+        required=False,
+        label="Reviewed by (day)",
+        widget=forms.DateInput(attrs={"type": "date"}, format="%Y-%m-%d"),
+    )
     disagreement = forms.ChoiceField(choices=DISAGREEMENT_CHOICES, required=False)
     failure_mode = forms.CharField(required=False, max_length=255, label="Failure mode")
     error_category = forms.CharField(required=False, max_length=255, label="Error category")
@@ -269,6 +366,12 @@ class TrialFilterForm(forms.Form):
     judge_model = forms.CharField(required=False, max_length=255, label="Judge model")
     reviewer_judgment = forms.ChoiceField(
         choices=REVIEWER_JUDGMENT_CHOICES, required=False, label="A reviewer's latest judgment"
+    )
+    # Repeated: every condition holds. What a reviewer pair's cells link to.
+    judged = JudgedField(
+        required=False,
+        label="Latest judgments (pass, or reviewer:pass)",
+        widget=JudgedInputs(attrs={"placeholder": "e.g. rita:fail"}),
     )
     counted = forms.ChoiceField(choices=COUNTED_CHOICES, required=False, label="Reviews counted")
     # A queue setting, not a filter: how many reviewers each trial waits for. It lives here
@@ -320,7 +423,7 @@ class TrialFilterForm(forms.Form):
     @property
     def is_filtered(self) -> bool:
         return any(
-            self._value(name) not in (None, "")
+            self._value(name) not in (None, "", [])
             for name in self.fields
             if name not in {"sort", "after", "overlap", "blind"}
         )
@@ -331,10 +434,20 @@ class TrialFilterForm(forms.Form):
         ("Run", ("job", "task", "agent", "model")),
         (
             "Gates and review",
-            ("scorer_verdict", "judge_verdict", "run_badge", "human_judgment", "disagreement"),
+            (
+                "scorer_verdict",
+                "judge_verdict",
+                "run_badge",
+                "human_judgment",
+                "reviewed_by",
+                "disagreement",
+            ),
         ),
         ("Failures", ("failure_mode", "error_category", "problems")),
-        ("Agreement", ("source", "outcome", "judge_model", "reviewer_judgment", "counted")),
+        (
+            "Agreement",
+            ("source", "outcome", "judge_model", "reviewer_judgment", "judged", "counted"),
+        ),
     )
 
     @property
@@ -385,6 +498,8 @@ class TrialFilterForm(forms.Form):
                 if human == UNREVIEWED
                 else queryset.filter(human_judgment=human)
             )
+        if (day := value("reviewed_by")) is not None:
+            queryset = queryset.filter(reviewed_by(day))
         queryset = self._filter_disagreement(queryset, value("disagreement"))
         if failure_mode := value("failure_mode"):
             queryset = queryset.filter(failure_mode=exact_or_none(failure_mode))
@@ -412,17 +527,34 @@ class TrialFilterForm(forms.Form):
             passed = Q(reward__gte=F("task__pass_threshold"))
             queryset = queryset.filter(passed if outcome == "pass" else ~passed)
         if judge_model := value("judge_model"):
-            queryset = queryset.alias(shown_judge_model=latest_judge_model()).filter(
-                shown_judge_model=exact_or_none(judge_model)
-            )
+            queryset = queryset.filter(judge_model=exact_or_none(judge_model))
         if judgment := value("reviewer_judgment"):
-            latest = self.counted_annotations().filter(trial=OuterRef("pk"), judgment=judgment)
-            queryset = queryset.filter(Exists(latest))
+            queryset = queryset.filter(self._judged(None, judgment))
+        # Every condition of "latest judgments" holds (each is one indexed probe).
+        for text in value("judged") or []:
+            queryset = queryset.filter(self._judged(*parse_judged(text)))
         return queryset
 
-    def counted_annotations(self) -> QuerySet[Annotation]:
-        """The annotations agreement counts: each reviewer's latest (blind ones, if asked)."""
-        return Annotation.objects.latest_per_reviewer(blind_only=self.blind_only)
+    def _judged(self, username: str | None, judgment: str) -> Exists:
+        """The outer trial has a counted judgment `judgment` (by that reviewer, if named)."""
+        rows = self.counted_judgments().filter(
+            trial=OuterRef("pk"), **{self.counted_field: judgment}
+        )
+        if username is not None:
+            # The reviewer's id, looked up once (not a join per probed trial).
+            reviewer = User.objects.filter(username=username).values("pk")[:1]
+            rows = rows.filter(reviewer=Subquery(reviewer))
+        return Exists(rows)
+
+    def counted_judgments(self) -> QuerySet[LatestJudgment]:
+        """The judgments agreement counts: each reviewer's latest (blind ones, if asked)."""
+        rows = LatestJudgment.objects.all()
+        return rows.exclude(blind_judgment="") if self.blind_only else rows
+
+    @property
+    def counted_field(self) -> str:
+        """The column of `counted_judgments` that holds the judgment counted."""
+        return "blind_judgment" if self.blind_only else "judgment"
 
     @staticmethod
     def _filter_disagreement(queryset: TrialQuerySet, kind: str | None) -> TrialQuerySet:
@@ -495,8 +627,10 @@ class TrialFilterForm(forms.Form):
         described: list[tuple[str, str]] = []
         for name, field in self.fields.items():
             value = cleaned.get(name)
-            if name in {"sort", "after"} or value in (None, ""):
+            if name in {"sort", "after"} or value in (None, "", []):
                 continue
+            if isinstance(value, list):
+                value = ", ".join(value)
             if isinstance(field, forms.ChoiceField) and not isinstance(
                 field, forms.ModelChoiceField
             ):

@@ -12,14 +12,17 @@ was reviewed stays. Re-ingesting a trial never deletes it, so ingestion is unaff
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from django.conf import settings
-from django.db import models, transaction
-from django.db.models import Exists, OuterRef, Q
+from django.db import connection, models, transaction
+from django.db.models import Q
 from django.utils import timezone
 
+from review import tallies
 from rewards.models import Trial
 
 
@@ -47,20 +50,11 @@ class AnnotationQuerySet(models.QuerySet["Annotation"]):
     def latest_per_reviewer(self, *, blind_only: bool = False) -> AnnotationQuerySet:
         """Each reviewer's latest annotation of each trial (DESIGN §3: the one that counts).
 
-        In SQL, not Python: an annotation counts unless a newer one (by created_at, then id)
-        of the same reviewer on the same trial exists (NOT EXISTS, served by
-        `annotation_trial_time_idx`). With `blind_only`, the latest of the reviewer's blind
-        annotations: what they judged before anything was revealed to them.
+        Read from `LatestJudgment`, which holds it; with `blind_only`, the latest of the
+        reviewer's blind annotations: what they judged before anything was revealed to them.
         """
-        queryset = self.filter(blind=True) if blind_only else self
-        newer = self.model.objects.filter(trial=OuterRef("trial"), reviewer=OuterRef("reviewer"))
-        if blind_only:
-            newer = newer.filter(blind=True)
-        newer = newer.filter(
-            Q(created_at__gt=OuterRef("created_at"))
-            | Q(created_at=OuterRef("created_at"), id__gt=OuterRef("id"))
-        )
-        return queryset.filter(~Exists(newer))
+        latest = "latest_blind_of" if blind_only else "latest_of"
+        return self.filter(**{f"{latest}__isnull": False})
 
 
 class Annotation(models.Model):
@@ -115,20 +109,246 @@ class Annotation(models.Model):
         raise AppendOnlyError("annotations are append-only: they cannot be deleted")
 
 
-def latest_judgments(trial: Trial) -> tuple[list[str], int]:
-    """The latest judgment of each reviewer and the number of annotations, in one query."""
-    latest: dict[int, str] = {}
-    count = 0
-    rows = Annotation.objects.filter(trial=trial).order_by("created_at", "id")
-    for reviewer_id, judgment in rows.values_list("reviewer_id", "judgment"):
-        latest[reviewer_id] = judgment
-        count += 1
-    return list(latest.values()), count
+class GateColumns(models.Model):
+    """A trial's gates as agreement compares and groups judgments by them (`tallies.Gates`)."""
+
+    judge_verdict = models.CharField(max_length=12, blank=True)
+    scorer_verdict = models.CharField(max_length=12, blank=True)
+    verifier = models.CharField(max_length=4)
+    failure_mode = models.CharField(max_length=255, blank=True)
+    source = models.CharField(max_length=255, blank=True)
+    judge_model = models.CharField(max_length=255, blank=True)
+
+    class Meta:
+        abstract = True
+
+
+class LatestJudgment(GateColumns):
+    """Each reviewer's latest judgment of a trial, and their latest blind one: what counts.
+
+    Derived from the append-only annotations (DESIGN §3: a reviewer's latest annotation is
+    the one that counts) and rewritten with them, in the annotation's transaction, by
+    `refresh_human_summary`; review migration 0007 filled it for the annotations before it.
+    Agreement, its reviewer pairs and the explorer's reviewer filters group and probe these
+    rows (one per trial and reviewer) instead of looking for the latest among all annotations.
+
+    Each row also holds the gates of its trial it was tallied under (`tallies.Gates`), kept
+    equal to the trial's by `retally` when the trial's gates change: the filtered agreement
+    page groups these columns without reading the wide trial rows, and `JudgmentTally` is
+    corrected by the difference when they change.
+    """
+
+    # No index of their own: the unique constraint leads with the trial and the reviewer
+    # index with the reviewer.
+    trial = models.ForeignKey(
+        Trial, on_delete=models.CASCADE, related_name="latest_judgments", db_index=False
+    )
+    reviewer = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+", db_index=False
+    )
+    annotation = models.OneToOneField(
+        Annotation, on_delete=models.PROTECT, related_name="latest_of"
+    )
+    judgment = models.CharField(max_length=8, choices=Annotation.Judgment.choices)
+    # The reviewer's latest blind annotation of the trial (agreement's "blind annotations
+    # only"); none and '' when every annotation of theirs was made with the trial revealed.
+    blind_annotation = models.OneToOneField(
+        Annotation, on_delete=models.PROTECT, null=True, blank=True, related_name="latest_blind_of"
+    )
+    blind_judgment = models.CharField(max_length=8, choices=Annotation.Judgment.choices, blank=True)
+
+    class Meta:
+        constraints = [
+            # One row per reviewer of a trial (the upsert's conflict target); its index also
+            # serves the filtered agreement page's semi-join on the trial and the reviewer
+            # pairs' self-join, in trial order.
+            models.UniqueConstraint(
+                fields=["trial", "reviewer"], name="latestjudgment_trial_reviewer_uniq"
+            ),
+        ]
+        indexes = [
+            # Explorer: "reviewer X's latest judgment is J" (the pair cells' links).
+            models.Index(
+                fields=["reviewer", "judgment", "trial"], name="latestjudgment_reviewer_idx"
+            ),
+            # Agreement over blind annotations only: just the rows that have one.
+            models.Index(
+                fields=["trial", "reviewer", "blind_judgment"],
+                name="latestjudgment_blind_idx",
+                condition=~Q(blind_judgment=""),
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.judgment} on trial {self.trial_id} by {self.reviewer_id} (latest)"
+
+    @property
+    def judged(self) -> tallies.Judged:
+        gates = tallies.Gates(*(getattr(self, name) for name in tallies.GATE_FIELDS))
+        return tallies.Judged(self.reviewer_id, self.judgment, self.blind_judgment, gates)
+
+
+class JudgmentTally(GateColumns):
+    """Latest judgments counted by everything agreement groups them by (`tallies`).
+
+    The agreement page over every trial reads these few rows instead of grouping every
+    latest judgment. `n` counts judgments; a key whose judgments all moved away keeps 0.
+    """
+
+    blind = models.BooleanField()  # blind judgments only ("blind annotations only")
+    judgment = models.CharField(max_length=8, choices=Annotation.Judgment.choices)
+    n = models.IntegerField(default=0)
+
+    KEY = ("blind", *tallies.GATE_FIELDS, "judgment")  # its columns, in the key's order
+
+    class Meta:
+        constraints = [
+            # The tally's key: adding to it is an upsert on this constraint.
+            models.UniqueConstraint(
+                fields=["blind", *tallies.GATE_FIELDS, "judgment"], name="judgmenttally_key"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.n} {self.judgment} (judge {self.judge_verdict or '-'})"
+
+
+class PairTally(models.Model):
+    """Pairs of reviewers' pass / fail judgments of the same trials, counted (`tallies`)."""
+
+    blind = models.BooleanField()
+    reviewer_a = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+"
+    )
+    reviewer_b = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+"
+    )
+    judgment_a = models.CharField(max_length=8)
+    judgment_b = models.CharField(max_length=8)
+    raters = models.PositiveSmallIntegerField()  # reviewers with pass / fail on the trials
+    n = models.IntegerField(default=0)
+
+    # Its columns, in the key's order.
+    KEY = ("blind", "reviewer_a_id", "reviewer_b_id", "judgment_a", "judgment_b", "raters")
+
+    class Meta:
+        constraints = [
+            # The tally's key: adding to it is an upsert on this constraint.
+            models.UniqueConstraint(
+                fields=["blind", "reviewer_a", "reviewer_b", "judgment_a", "judgment_b", "raters"],
+                name="pairtally_key",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        pair = f"{self.reviewer_a_id}, {self.reviewer_b_id}"
+        return f"{self.n} x {self.judgment_a}/{self.judgment_b} ({pair})"
+
+
+def _add(model: type[JudgmentTally] | type[PairTally], counts: Counter[Any]) -> None:
+    """Add `counts` (key → change) to the tally in one upsert, keys in order.
+
+    The keys are sorted so that concurrent writers lock the tally rows in the same order.
+    """
+    if not counts:
+        return
+    quote = connection.ops.quote_name
+    table = quote(model._meta.db_table)
+    names = model.KEY  # column names
+    key = ", ".join(quote(name) for name in names)
+    rows = sorted(counts.items())
+    values = ", ".join(["(" + ", ".join(["%s"] * (len(names) + 1)) + ")"] * len(rows))
+    sql = (
+        f"INSERT INTO {table} ({key}, n) VALUES {values}"  # noqa: S608 (names are ours)
+        f" ON CONFLICT ({key}) DO UPDATE SET n = {table}.n + excluded.n"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [value for k, n in rows for value in (*k, n)])
+
+
+def _apply(change: tallies.Tally) -> None:
+    _add(JudgmentTally, change.judgments)
+    _add(PairTally, change.pairs)
+
+
+def retally(trial: Trial) -> None:
+    """The trial's gates changed: move its judgments' tally to the new gates.
+
+    Called when a trial's gate fields are saved (review.receivers), in that transaction;
+    nothing to do for a trial nobody judged, or whose judgments were tallied under these
+    gates already.
+    """
+    gates = tallies.Gates.of(trial)
+    rows = list(LatestJudgment.objects.filter(trial=trial))
+    if all(row.judged.gates == gates for row in rows):
+        return
+    before = tallies.tally(row.judged for row in rows)
+    after = tallies.tally(replace(row.judged, gates=gates) for row in rows)
+    _apply(after.minus(before))
+    LatestJudgment.objects.filter(trial=trial).update(**gates.as_dict())
 
 
 def refresh_human_summary(trial: Trial) -> None:
-    """Write the trial's human summary columns from its annotations (caller holds the lock)."""
-    judgments, count = latest_judgments(trial)
+    """Bring the trial's latest judgments, their tallies and its human summary up to date.
+
+    The caller holds the trial's lock, and its task is loaded. One read of the trial's
+    annotations, oldest first, gives each reviewer's latest and latest blind annotation;
+    those rows are written to `LatestJudgment` in one upsert and the tallies move by the
+    difference. The human judgment is their consensus, except that the latest adjudication's
+    verdict stands in for the annotations it settled (a newer annotation counts beside it).
+    """
+    latest: dict[int, tuple[int, str]] = {}
+    latest_blind: dict[int, tuple[int, str]] = {}
+    rows = Annotation.objects.filter(trial=trial).order_by("created_at", "id")
+    count = 0
+    for pk, reviewer_id, judgment, blind in rows.values_list(
+        "pk", "reviewer_id", "judgment", "blind"
+    ):
+        latest[reviewer_id] = (pk, judgment)
+        if blind:
+            latest_blind[reviewer_id] = (pk, judgment)
+        count += 1
+    if latest:
+        gates = tallies.Gates.of(trial)
+        before = list(LatestJudgment.objects.filter(trial=trial))
+        after = [
+            LatestJudgment(
+                trial=trial,
+                reviewer_id=reviewer_id,
+                annotation_id=pk,
+                judgment=judgment,
+                blind_annotation_id=latest_blind.get(reviewer_id, (None, ""))[0],
+                blind_judgment=latest_blind.get(reviewer_id, (None, ""))[1],
+                **gates.as_dict(),
+            )
+            for reviewer_id, (pk, judgment) in latest.items()
+        ]
+        LatestJudgment.objects.bulk_create(
+            after,
+            update_conflicts=True,
+            unique_fields=["trial", "reviewer"],
+            update_fields=[
+                "annotation",
+                "judgment",
+                "blind_annotation",
+                "blind_judgment",
+                *tallies.GATE_FIELDS,
+            ],
+        )
+        change = tallies.tally(row.judged for row in after).minus(
+            tallies.tally(row.judged for row in before)
+        )
+        _apply(change)
+    judgments = [judgment for _, judgment in latest.values()]
+    final = (
+        Adjudication.objects.filter(trial=trial)
+        .order_by("-created_at", "-id")
+        .values_list("verdict", "settled")
+        .first()
+    )
+    if final is not None:
+        verdict, settled = final[0], set(final[1])
+        judgments = [verdict, *(j for pk, j in latest.values() if pk not in settled)]
     trial.record_human_summary(judgments, count)
 
 

@@ -4,7 +4,7 @@ Each plot is one aggregate query (or part of one); this module turns the counts 
 with their position and size in SVG user units, so the template only places `<rect>`
 elements with attributes (the Content Security Policy forbids style attributes) and no
 script draws anything. Every bar that stands for a set of trials links to the explorer
-filtered to exactly those trials.
+filtered to exactly those trials (review progress: the explorer's "reviewed by" filter).
 """
 
 from __future__ import annotations
@@ -304,11 +304,13 @@ def review_progress(job: Job, summary: Summary) -> Chart:
     for day, n in shown:
         total += n
         share = total / summary.trial_count if summary.trial_count else 0
-        items.append((day.isoformat(), total, f"{share * 100:.0f}%", ""))
+        url = _explorer(job, reviewed_by=day.isoformat())
+        items.append((day.isoformat(), total, f"{share * 100:.0f}%", url))
     return _columns(
         items,
         "Review progress",
-        f"Trials with at least one annotation, cumulative by day (of {summary.trial_count}).",
+        f"Trials with at least one annotation, cumulative by day (of {summary.trial_count});"
+        " each bar lists the trials reviewed by the end of its day.",
     )
 
 

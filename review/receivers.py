@@ -1,9 +1,16 @@
-"""Stores the annotations a TrialBundle carries when the rewards writer stores the bundle.
+"""What the review app does when the rewards app writes: bundle annotations, changed gates.
 
-`bundle_written` is sent inside the trial's transaction, so these rows commit or roll back
-with the trial. Reviewers are matched by username; a reviewer we do not know is created
-inactive (no password, cannot log in) so the record keeps its author. Re-sending the same
-bundle adds nothing: an annotation with the same reviewer, time and judgment is skipped.
+`store_bundle_annotations` stores the annotations a TrialBundle carries when the rewards
+writer stores the bundle. `bundle_written` is sent inside the trial's transaction, so these
+rows commit or roll back with the trial. Reviewers are matched by username; a reviewer we
+do not know is created inactive (no password, cannot log in) so the record keeps its
+author. Re-sending the same bundle adds nothing: an annotation with the same reviewer, time
+and judgment is skipped.
+
+`retally_changed_gates`: a trial saved with a gate field (a re-ingest, a re-judge) moves its
+latest judgments' agreement tallies to its new gates (`review.models.retally`), in the
+saving transaction. Only `save()` sends the signal; rewards writes gate fields in no other
+way once a trial has judgments (new trials, written in bulk, have none yet).
 """
 
 from __future__ import annotations
@@ -11,9 +18,11 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib.auth import get_user_model
+from django.db.models.signals import post_save
 from django.dispatch import receiver
 
-from review.models import Annotation, refresh_human_summary
+from review import tallies
+from review.models import Annotation, refresh_human_summary, retally
 from rewards.ingest.writer import BundleWriter, bundle_written
 from rewards.models import Trial
 from rewards.schemas import TrialBundle, utc
@@ -64,3 +73,17 @@ def store_bundle_annotations(
     if new:
         Annotation.objects.bulk_create(new)
         refresh_human_summary(trial)
+
+
+@receiver(post_save, sender=Trial, dispatch_uid="review.retally_changed_gates")
+def retally_changed_gates(
+    sender: object,
+    *,
+    instance: Trial,
+    created: bool,
+    update_fields: frozenset[str] | None,
+    **kwargs: Any,
+) -> None:
+    if created or (update_fields is not None and not update_fields & tallies.TRIAL_FIELDS):
+        return
+    retally(instance)

@@ -21,7 +21,18 @@ from django.utils.safestring import SafeString
 
 _INPUTS = frozenset(
     f"django/forms/widgets/{name}.html"
-    for name in ("input", "text", "number", "hidden", "search", "email", "url", "password", "tel")
+    for name in (
+        "input",
+        "text",
+        "number",
+        "hidden",
+        "search",
+        "email",
+        "url",
+        "password",
+        "tel",
+        "date",
+    )
 )
 _SELECT = "django/forms/widgets/select.html"
 _ERRORS = frozenset(("django/forms/errors/list/default.html", "django/forms/errors/list/ul.html"))

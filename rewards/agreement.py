@@ -251,13 +251,29 @@ def delta_interval(
     """Paired percentile bootstrap interval for B's pass rate minus A's.
 
     Resampling tasks (not trials of each run separately) keeps the pairing: a draw is a
-    multinomial over the four cells of the paired table.
+    multinomial over the four cells of the paired table. Deterministic (fixed seed), so
+    the answer for the same counts is remembered, like kappa's.
     """
 
-    def delta_of(draw: list[int]) -> float:
-        return (draw[2] - draw[1]) / counts.n
+    return _delta_interval(tuple(counts.cells), replicates, level, seed)
 
-    return _bootstrap(counts.cells, delta_of, replicates, level, seed)
+
+@functools.lru_cache(maxsize=1024)
+def _delta_interval(
+    cells: tuple[int, ...], replicates: int, level: float, seed: int
+) -> Interval | None:
+    n = sum(cells)
+
+    def delta_of(draw: list[int]) -> float:
+        return (draw[2] - draw[1]) / n
+
+    return _bootstrap(cells, delta_of, replicates, level, seed)
+
+
+def forget_intervals() -> None:
+    """Drop the remembered intervals: the next request computes every one (benchmarks)."""
+    _kappa_interval.cache_clear()
+    _delta_interval.cache_clear()
 
 
 @dataclass(frozen=True)

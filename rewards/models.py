@@ -1,9 +1,9 @@
 """Automated results: jobs, tasks, trials and what the verifier, scorers and judge said.
 
 Trial carries summary columns (reward, gates, human judgment, disagreement) so the Data
-Explorer reads one table; they are written only by `Trial.refresh_summary` and
-`Trial.record_human_summary`, never by a view. Large blobs live in `TrialDetail`, a
-one-to-one side table that list queries never touch.
+Explorer reads one table; they are written only by `Trial.refresh_summary`,
+`Trial.apply_summary` and `Trial.record_human_summary`, never by a view. Large blobs live in
+`TrialDetail`, a one-to-one side table that list queries never touch.
 """
 
 from __future__ import annotations
@@ -198,6 +198,7 @@ class Trial(models.Model):
     judge_instruction_adherence = models.PositiveSmallIntegerField(null=True, blank=True)
     judge_efficiency = models.PositiveSmallIntegerField(null=True, blank=True)
     error_categories = models.TextField(blank=True)
+    judge_model = models.CharField(max_length=255, blank=True, default="")
     human_judgment = models.CharField(max_length=8, choices=HumanJudgment.choices, blank=True)
     human_disagreement = models.CharField(
         max_length=40, choices=HumanDisagreement.choices, blank=True
@@ -231,6 +232,8 @@ class Trial(models.Model):
             # Explorer filters on a single gate, walked newest first.
             models.Index(fields=["scorer_verdict", "-id"], name="trial_scorer_verdict_idx"),
             models.Index(fields=["judge_verdict", "-id"], name="trial_judge_verdict_idx"),
+            # Explorer filter "judge model" (the agreement page's breakdown links to it).
+            models.Index(fields=["judge_model", "-id"], name="trial_judge_model_idx"),
             models.Index(fields=["task", "-id"], name="trial_task_id_idx"),
             models.Index(fields=["agent_name", "model_name", "-id"], name="trial_agent_model_idx"),
             # Explorer: sort by agent or by model, the id as keyset tie-breaker.
@@ -290,6 +293,7 @@ class Trial(models.Model):
                 else (None, None, None)
             ),
             error_categories=[t.category for t in self.error_tags.order_by("id")],
+            judge_model=judge.judge_model if judge else "",
         )
         return self.apply_summary(summary)
 

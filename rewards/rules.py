@@ -325,6 +325,9 @@ class TrialSummary:
     judge_instruction_adherence: int | None = None
     judge_efficiency: int | None = None
     error_categories: str = ""
+    # The shown verdict's judge model: the agreement breakdown and the explorer filter read it
+    # here rather than from the verdicts.
+    judge_model: str = ""
 
 
 SUMMARY_FIELDS = (
@@ -340,6 +343,7 @@ SUMMARY_FIELDS = (
     "judge_instruction_adherence",
     "judge_efficiency",
     "error_categories",
+    "judge_model",
 )
 ERROR_CATEGORY_SEPARATOR = "; "
 
@@ -361,6 +365,7 @@ def summarise(
     exception_type: str,
     judge_tiles: tuple[int | None, int | None, int | None] = (None, None, None),
     error_categories: Iterable[str] = (),
+    judge_model: str = "",
 ) -> TrialSummary:
     overall = scorers_overall(scorers)
     return TrialSummary(
@@ -376,4 +381,5 @@ def summarise(
         judge_instruction_adherence=judge_tiles[1],
         judge_efficiency=judge_tiles[2],
         error_categories=join_categories(error_categories),
+        judge_model=judge_model,
     )

@@ -23,7 +23,8 @@ def harbor_files() -> Path:
 
 
 def purge_review_data() -> None:
-    """Empty every trial table, annotations included, for tests that need an empty database.
+    """Empty every trial table, annotations (and what is kept from them) included, for tests
+    that need an empty database.
 
     Annotations and adjudications are append-only by trigger (review migrations 0002 and
     0005); the triggers are dropped for the purge and put back at once, exactly as the
@@ -33,7 +34,7 @@ def purge_review_data() -> None:
 
     from django.db import connection
 
-    from review.models import Adjudication, Annotation
+    from review.models import Adjudication, Annotation, JudgmentTally, LatestJudgment, PairTally
     from rewards.models import Job, Task
 
     migrations = [
@@ -44,7 +45,7 @@ def purge_review_data() -> None:
         migration.drop_triggers(connection)
     try:
         with connection.cursor() as cursor:
-            for model in (Adjudication, Annotation):
+            for model in (PairTally, JudgmentTally, LatestJudgment, Adjudication, Annotation):
                 cursor.execute(f"DELETE FROM {model._meta.db_table}")  # noqa: S608
         Job.objects.all().delete()
         Task.objects.all().delete()

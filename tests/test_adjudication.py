@@ -216,3 +216,93 @@ def test_the_adjudicate_page_runs_a_fixed_number_of_queries(
     # verdicts, the current conflicts.
     with django_assert_num_queries(8):
         assert client.get(f"/trials/{split.pk}/adjudicate/").status_code == 200
+
+
+# --- the final verdict is the trial's human judgment -----------------------------------------
+def _human(trial: Trial) -> tuple[str, str]:
+    trial.refresh_from_db()
+    return trial.human_judgment, trial.human_disagreement
+
+
+def test_the_final_verdict_becomes_the_trials_human_judgment(
+    people: dict[str, User], split: Trial
+) -> None:
+    # reward 0.9 passes the threshold: a "fail" verdict disagrees with the automated outcome.
+    assert _human(split) == ("mixed", "")
+    adjudication.adjudicate(
+        trial_id=split.pk, adjudicator=people["eve"], verdict="fail", rationale="Off by 10x."
+    )
+    assert _human(split) == ("fail", "human_fail_automated_pass")
+    assert _waiting("human", "verifier") == []  # settled at its annotation count
+
+
+def test_a_newer_annotation_counts_beside_the_verdict(
+    people: dict[str, User], split: Trial
+) -> None:
+    adjudication.adjudicate(
+        trial_id=split.pk, adjudicator=people["eve"], verdict="fail", rationale="Off by 10x."
+    )
+    tom = f.make_user("tom", "reviewer")
+    add_annotation(trial_id=split.pk, reviewer=tom, judgment="fail")
+    assert _human(split)[0] == "fail"  # tom agrees with the verdict
+    # rita changes her mind again: her newer pass is not what the verdict settled.
+    add_annotation(trial_id=split.pk, reviewer=people["rita"], judgment="pass")
+    assert _human(split)[0] == "mixed"
+    assert _waiting("human") == ["split"]
+    # A second verdict settles everyone's latest again, and stands in for them.
+    adjudication.adjudicate(
+        trial_id=split.pk, adjudicator=people["eve"], verdict="pass", rationale="Re-checked."
+    )
+    assert _human(split) == ("pass", "")
+
+
+def test_a_verdict_against_the_judge_is_the_human_judgment_the_compare_page_reads(
+    people: dict[str, User], against_judge: Trial
+) -> None:
+    assert _human(against_judge)[0] == "pass"
+    adjudication.adjudicate(
+        trial_id=against_judge.pk, adjudicator=people["eve"], verdict="fail", rationale="Units."
+    )
+    assert _human(against_judge)[0] == "fail"
+    assert Trial.objects.filter(human_judgment="fail").get() == against_judge
+
+
+def test_the_trial_page_shows_each_verdict_with_what_it_settled_and_marks_blind_annotations(
+    client: Client, people: dict[str, User]
+) -> None:
+    trial = f.make_trial(name="blinded", judges=[f.judge("PASS")])
+    add_annotation(trial_id=trial.pk, reviewer=people["rita"], judgment="fail", blind=True)
+    add_annotation(trial_id=trial.pk, reviewer=people["sam"], judgment="pass")
+    adjudication.adjudicate(
+        trial_id=trial.pk,
+        adjudicator=people["eve"],
+        verdict="pass",
+        rationale='<script>alert("x")</script> checked the units',
+    )
+    client.force_login(people["rita"])
+    html = client.get(f"/trials/{trial.pk}/").content.decode()
+    verdicts = html[
+        html.index('id="verdicts-title"') : html.index(
+            "</section>", html.index('id="verdicts-title"')
+        )
+    ]
+    assert "Final verdict by eve" in verdicts
+    assert "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; checked the units" in verdicts
+    assert "<script>alert" not in html
+    assert "rita's fail" in verdicts
+    assert "sam's pass" in verdicts
+    assert "This verdict is the trial's human judgment." in verdicts
+    history = html[
+        html.index(
+            '<ol class="history">', html.index("</section>", html.index('id="verdicts-title"'))
+        ) :
+    ]
+    rita_item = history[history.index("rita") :]
+    rita_item = rita_item[: rita_item.index("</li>")]
+    assert "Judged in blind review" in rita_item
+    assert "Saw reward" not in rita_item
+    sam_item = history[history.index("sam") :]
+    assert "Saw reward" in sam_item[: sam_item.index("</li>")]
+    # The human gate shows the verdict.
+    gate = html[html.index('id="human-gate"') :]
+    assert "pass" in gate[: gate.index("</div>")]

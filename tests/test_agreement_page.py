@@ -13,6 +13,8 @@ The fixture's judgments (each reviewer's latest per trial; rita changed her mind
 
 from __future__ import annotations
 
+import re
+from html import unescape
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -150,6 +152,60 @@ def test_reviewer_pairs_and_krippendorffs_alpha(trials: dict[str, Any]) -> None:
     assert reviewers.pairable == 6
 
 
+def _followed(client: Client, html: str, section: str) -> list[list[str]]:
+    """The trials the explorer lists at each link of the page's `section`, in order."""
+    part = html[html.index(f'id="{section}"') :]
+    part = part[: part.index("</section>")]
+    listed = []
+    for href in re.findall(r'href="([^"]+)"', part):
+        response = client.get(unescape(href))
+        assert response.status_code == 200
+        listed.append(sorted(row["name"] for row in response.context["page"].rows))
+    return listed
+
+
+def test_reviewer_pair_cells_link_to_exactly_their_trials(
+    client: Client, trials: dict[str, Any]
+) -> None:
+    pair = agreement.report(TrialFilterForm({})).reviewers.pairs[0]
+    (pass_pass, pass_fail), (fail_pass, fail_fail) = pair.matrix.urls
+    assert _trials_at(pass_pass) == ["t1"]
+    assert _trials_at(pass_fail) == []
+    assert _trials_at(fail_pass) == ["t2"]  # rita's latest on t2 is fail, sam's pass
+    assert _trials_at(fail_fail) == ["t3"]
+    # Following the page's own links: rita pass · sam fail counted nothing and has none.
+    f.login(client, "ann", "analyst")
+    html = client.get("/agreement/").content.decode()
+    assert _followed(client, html, "reviewers-title") == [["t1"], ["t2"], ["t3"]]
+
+
+def test_judge_card_links_keep_the_page_filter_and_list_exactly_their_trials(
+    client: Client, trials: dict[str, Any]
+) -> None:
+    f.login(client, "ann", "analyst")
+    html = client.get("/agreement/?by=source&reviewer_judgment=pass").content.decode()
+    # The page's filter keeps the trials some reviewer passed (t1, t2, t4). PASS·pass holds
+    # t1's two passes and sam's on t2, PASS·fail rita's t2, FAIL·pass t4; FAIL·fail counted
+    # nothing and has no link. The same again in the one source group, "electrical".
+    cells = [["t1", "t2"], ["t2"], ["t4"]]
+    assert _followed(client, html, "cmp-judge") == cells + cells
+
+
+def test_pair_cells_under_a_page_filtered_by_judgments_add_their_own(
+    client: Client, trials: dict[str, Any]
+) -> None:
+    result = agreement.report(TrialFilterForm(QueryDict("judged=sam:pass")))
+    (pass_pass, pass_fail), (fail_pass, fail_fail) = result.reviewers.pairs[0].matrix.urls
+    assert result.reviewers.pairs[0].matrix.counts == [[1, 0], [1, 0]]
+    assert parse_qs(urlsplit(fail_pass).query)["judged"] == ["sam:pass", "rita:fail", "sam:pass"]
+    assert _trials_at(pass_pass) == ["t1"]
+    assert _trials_at(fail_pass) == ["t2"]
+    assert _trials_at(pass_fail) == _trials_at(fail_fail) == []
+    blind = agreement.report(TrialFilterForm(QueryDict("counted=blind")))
+    assert blind.judgments == 0
+    assert blind.reviewers.pairs == []
+
+
 def test_agreement_page_renders_the_figures_in_a_fixed_number_of_queries(
     client: Client, trials: dict[str, Any], django_assert_num_queries: DjangoAssertNumQueries
 ) -> None:
@@ -163,7 +219,7 @@ def test_agreement_page_renders_the_figures_in_a_fixed_number_of_queries(
     assert "0.42" in html  # judge κ = 5/12
     assert "0.72" in html
     assert "0.44" in html  # alpha
-    assert "?judge_verdict=PASS&amp;reviewer_judgment=fail" in html
+    assert "?judge_verdict=PASS&amp;judged=fail" in html
 
 
 def test_agreement_page_query_count_does_not_grow_with_the_data(
@@ -176,6 +232,34 @@ def test_agreement_page_query_count_does_not_grow_with_the_data(
     with django_assert_num_queries(6):
         response = client.get("/agreement/?by=judge_model")
     assert response.status_code == 200
+
+
+def test_a_filtered_agreement_page_groups_its_trials_in_a_fixed_number_of_queries(
+    client: Client, trials: dict[str, Any], django_assert_num_queries: DjangoAssertNumQueries
+) -> None:
+    job = trials["t1"].job_id
+    f.login(client, "ann", "analyst")
+    # session, user, roles, the job (the filter validates it), the grouped judgments of the
+    # job's trials, their reviewer pairs, the pair's names.
+    with django_assert_num_queries(7):
+        response = client.get(f"/agreement/?job={job}&by=source")
+    assert response.status_code == 200
+    assert response.context["report"].judgments == 8
+
+
+def test_hostile_reviewer_names_are_escaped_in_the_pairs_and_their_links_still_work(
+    client: Client,
+) -> None:
+    # An imported reviewer's name is any text: a script, quotes, a colon and spaces.
+    hostile = '<script>window.__pwned=1</script>" a:b'
+    f.write(
+        f.bundle(name="h", annotations=[f.annotation(hostile, "pass"), f.annotation("sam", "fail")])
+    )
+    f.login(client, "ann", "analyst")
+    html = client.get("/agreement/").content.decode()
+    assert "<script>window.__pwned" not in html
+    assert "&lt;script&gt;window.__pwned" in html
+    assert _followed(client, html, "reviewers-title") == [["h"]]
 
 
 def test_agreement_page_reports_an_invalid_filter(client: Client, trials: dict[str, Any]) -> None:

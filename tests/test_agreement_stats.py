@@ -88,7 +88,7 @@ def test_kappa_interval_brackets_kappa_and_agrees_with_the_normal_approximation(
 def test_kappa_interval_is_reproducible_and_narrows_with_more_data() -> None:
     small = agreement.kappa_interval([[20, 5], [10, 15]])
     # Computed afresh, not remembered: the fixed seed alone makes it the same.
-    agreement._kappa_interval.cache_clear()
+    agreement.forget_intervals()
     again = agreement.kappa_interval([[20, 5], [10, 15]])
     large = agreement.kappa_interval([[2000, 500], [1000, 1500]])
     assert small == again
@@ -206,3 +206,13 @@ def test_delta_interval_without_discordant_tasks_is_zero_and_none_without_tasks(
     assert interval is not None
     assert (interval.low, interval.high) == (0.0, 0.0)
     assert agreement.delta_interval(PairedCounts(0, 0, 0, 0)) is None
+
+
+def test_delta_interval_is_remembered_and_the_same_when_computed_afresh() -> None:
+    counts = PairedCounts(both_pass=30, a_only=5, b_only=15, neither=50)
+    first = agreement.delta_interval(counts)
+    assert agreement.delta_interval(counts) is first  # remembered, not computed again
+    agreement.forget_intervals()
+    again = agreement.delta_interval(counts)
+    assert again is not first
+    assert again == first

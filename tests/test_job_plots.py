@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from datetime import timedelta
 from urllib.parse import urlsplit
 
 import pytest
@@ -90,6 +91,37 @@ def test_review_progress_counts_each_trial_once_on_its_first_day(job: Job) -> No
     chart = plots.job_plots(job, _summary(job))["progress"]
     assert [bar.value for bar in chart.bars] == [2]
     assert chart.bars[0].text == "40%"
+
+
+def test_each_review_progress_bar_links_to_the_trials_reviewed_by_its_day() -> None:
+    day1, day3 = f.START + timedelta(hours=1), f.START + timedelta(days=2, hours=1)
+    f.write(
+        f.bundle(job="run", name="a", annotations=[f.annotation("rita", "pass", at=day1)]),
+        f.bundle(
+            job="run",
+            name="b",
+            annotations=[
+                f.annotation("rita", "fail", at=day3),
+                f.annotation("sam", "pass", at=day3),
+            ],
+        ),
+        f.bundle(job="run", name="c"),
+    )
+    # Another job's trial reviewed on day 1 is not this job's.
+    f.write(f.bundle(job="other", name="x", annotations=[f.annotation("rita", at=day1)]))
+    job = Job.objects.get(name="run")
+    chart = plots.job_plots(job, _summary(job))["progress"]
+    assert [(bar.label, bar.value, bar.text) for bar in chart.bars] == [
+        (day1.date().isoformat(), 1, "33%"),
+        (day3.date().isoformat(), 2, "67%"),
+    ]
+    listed = [
+        sorted(
+            f.names(TrialFilterForm(QueryDict(urlsplit(bar.url).query)).filter(Trial.objects.all()))
+        )
+        for bar in chart.bars
+    ]
+    assert listed == [["a"], ["a", "b"]]
 
 
 def test_job_page_draws_the_plots_as_svg_without_style_attributes_or_script(

@@ -1,5 +1,7 @@
 """Migrations that change data: they must leave stored rows as the domain code would."""
 
+from datetime import timedelta
+
 import pytest
 from django.core.management import call_command
 from django.db import connection
@@ -7,7 +9,7 @@ from django.db import connection
 from rewards import rules
 from rewards.models import Trial
 from rewards.schemas import ErrorTag
-from tests.review_factories import bundle, judge, write
+from tests.review_factories import START, bundle, judge, write
 
 
 @pytest.mark.django_db(transaction=True)
@@ -41,3 +43,70 @@ def test_summary_backfill_gives_what_refresh_summary_gives() -> None:
     }
     assert got == expected
     assert rules.join_categories(["b", "a", "b"]) == "b; a"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_judge_model_backfill_is_the_shown_verdicts_model() -> None:
+    older = judge("FAIL", failure_mode="x", judge_model="judge-old")
+    newer = judge("PASS", judge_model="judge-new", scored_at=START + timedelta(hours=1))
+    unscored = judge("PASS", judge_model="unscored", scored_at=None)
+    write(bundle(name="a", judges=[newer, older, unscored]))
+    write(bundle(name="b", judges=[]))
+    write(bundle(name="c", judges=[unscored]))
+    with connection.cursor() as cursor:
+        cursor.execute("UPDATE rewards_trial SET judge_model = ''")
+
+    call_command("migrate", "rewards", "0007", verbosity=0)
+    call_command("migrate", verbosity=0)
+
+    got = dict(Trial.objects.values_list("name", "judge_model"))
+    assert got == {"a": "judge-new", "b": "", "c": "unscored"}
+    for trial in Trial.objects.select_related("task"):
+        trial.refresh_summary()
+        assert trial.judge_model == got[trial.name]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_latest_judgments_and_tallies_are_filled_and_verdicts_become_human_judgments() -> None:
+    from review import adjudication
+    from review.models import JudgmentTally, LatestJudgment, PairTally, add_annotation
+    from tests.conftest import purge_review_data
+    from tests.review_factories import make_user
+
+    rita, sam, eve = (make_user(name, "expert") for name in ("rita", "sam", "eve"))
+    split, other = write(bundle(name="split"), bundle(name="other", judges=[judge("FAIL")]))
+    add_annotation(trial_id=split.pk, reviewer=rita, judgment="pass", blind=True)
+    add_annotation(trial_id=split.pk, reviewer=sam, judgment="fail")
+    add_annotation(trial_id=other.pk, reviewer=rita, judgment="fail")
+    adjudication.adjudicate(trial_id=split.pk, adjudicator=eve, verdict="fail", rationale="x")
+
+    def kept() -> tuple[object, ...]:
+        return (
+            sorted(
+                LatestJudgment.objects.values_list(
+                    "trial_id",
+                    "reviewer_id",
+                    "annotation_id",
+                    "judgment",
+                    "blind_judgment",
+                    "verifier",
+                )
+            ),
+            sorted(JudgmentTally.objects.exclude(n=0).values_list(*JudgmentTally.KEY, "n")),
+            sorted(PairTally.objects.exclude(n=0).values_list(*PairTally.KEY, "n")),
+            dict(Trial.objects.values_list("name", "human_judgment")),
+        )
+
+    try:
+        before = kept()
+        assert before[3] == {"split": "fail", "other": "fail"}
+        with connection.cursor() as cursor:
+            cursor.execute("UPDATE rewards_trial SET human_judgment = 'mixed' WHERE name = 'split'")
+
+        call_command("migrate", "review", "0006", verbosity=0)
+        call_command("migrate", verbosity=0)
+
+        assert kept() == before
+    finally:
+        # Annotations are append-only: the flush after this test could not empty them.
+        purge_review_data()

@@ -261,3 +261,67 @@ def test_every_filter_has_a_place_in_the_sidebar() -> None:
     assert len(grouped) == len(set(grouped))
     assert set(grouped) | drawn_apart | not_filters == set(form.fields)
     assert form.fieldsets[0][0] == "Run"
+
+
+# --- latest judgments -------------------------------------------------------------------
+@pytest.fixture
+def judged() -> dict[str, Trial]:
+    """rita and an imported reviewer whose name holds a colon and a space judge three trials.
+
+    x: rita pass, "lab 7:b" fail · y: rita fail then pass, "lab 7:b" pass · z: rita defer.
+    """
+    rita = f.make_user("rita", "reviewer")
+    imported = f.make_user("lab 7:b")
+    x, y, z = f.write(*(f.bundle(name=name) for name in ("x", "y", "z")))
+    for trial, reviewer, judgment in [
+        (x, rita, "pass"),
+        (x, imported, "fail"),
+        (y, rita, "fail"),
+        (y, imported, "pass"),
+        (y, rita, "pass"),
+        (z, rita, "defer"),
+    ]:
+        add_annotation(trial_id=trial.pk, reviewer=reviewer, judgment=judgment)
+    return {"x": x, "y": y, "z": z}
+
+
+@pytest.mark.usefixtures("judged")
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("judged=pass", {"x", "y"}),
+        ("judged=fail", {"x"}),  # rita's fail on y is not her latest
+        ("judged=rita:pass", {"x", "y"}),
+        ("judged=rita:fail", set()),
+        ("judged=lab+7%3Ab:fail", {"x"}),  # the judgment follows the last colon
+        ("judged=rita:pass&judged=lab+7%3Ab:pass", {"y"}),  # every condition holds
+        ("judged=rita:defer&judged=pass", set()),
+        ("judged=nobody:pass", set()),
+        ("judged=rita:defer", {"z"}),
+    ],
+)
+def test_latest_judgments_narrow_to_trials_whose_latest_judgments_match(
+    query: str, expected: set[str]
+) -> None:
+    form = TrialFilterForm(QueryDict(query))
+    assert form.errors == {}
+    assert {t.name for t in form.filter(Trial.objects.all())} == expected
+
+
+@pytest.mark.usefixtures("judged")
+def test_a_malformed_latest_judgment_is_reported_and_narrows_nothing() -> None:
+    for value in ("maybe", "rita:", ":pass", "rita:maybe", "ri%00ta:pass", "r" * 160 + ":pass"):
+        form = TrialFilterForm(QueryDict(f"judged={value}&judged=pass"))
+        assert "judged" in form.errors
+        assert {t.name for t in form.filter(Trial.objects.all())} == {"x", "y", "z"}
+
+
+def test_latest_judgments_ride_in_the_canonical_query_and_render_one_input_each() -> None:
+    form = TrialFilterForm(QueryDict("judged=rita:pass&judged=&judged=fail"))
+    assert form.canonical_query().getlist("judged") == ["rita:pass", "fail"]
+    assert ("Latest judgments (pass, or reviewer:pass)", "rita:pass, fail") in (
+        form.active_filters()
+    )
+    html = str(form["judged"])
+    assert html.count('name="judged"') == 3  # the two conditions and an empty one to add
+    assert 'value="rita:pass"' in html

@@ -238,14 +238,14 @@ def test_previous_and_next_cost_no_extra_query_whatever_the_data_size(
     # 1 session, 2 user, 3 role groups, 4 the trial with its job and task AND its previous
     # and next ids (two keyset subqueries, LIMIT 1 each, in the same SELECT), 5 results,
     # 6 scorers, 7 judge verdicts, 8 error tags, 9 annotations, 10 the reviewer's profile,
-    # 11 the open tab's blobs: the same 11 as the page without a list.
-    with django_assert_num_queries(11):
+    # 11 adjudications, 12 the open tab's blobs: the same 12 as the page without a list.
+    with django_assert_num_queries(12):
         html = client.get(
             f"/trials/{middle.pk}/?judge_verdict=FAIL&sort=-reward&tab=diff"
         ).content.decode()
     assert set(_nav_links(html)) == {"prev", "next"}
     # A job filter adds one: the form validates the job id.
-    with django_assert_num_queries(12):
+    with django_assert_num_queries(13):
         assert client.get(f"/trials/{middle.pk}/?job={middle.job_id}").status_code == 200
 
 

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 from django.test import Client
 
+from review.adjudication import adjudicate
 from review.models import add_annotation
 from rewards.models import Trial
 from rewards.schemas import ErrorTag, IngestProblem
@@ -282,10 +283,14 @@ def test_the_trial_page_runs_a_fixed_number_of_queries(
     trial = _busy_trial(size)
     reviewer = f.login(client, "rita", "reviewer", discipline="power systems")
     add_annotation(trial_id=trial.pk, reviewer=reviewer, judgment="fail")
+    eve = f.make_user("eve", "expert")
+    for i in range(size):
+        adjudicate(trial_id=trial.pk, adjudicator=eve, verdict="pass", rationale=f"r{i}")
     # 1 session, 2 user, 3 role groups, 4 the trial with its job and task, 5 its results
-    # (raw artifacts deferred), 6 scorers, 7 judge verdicts, 8 error tags, 9 annotations
-    # with their reviewers, 10 the reviewer's profile (discipline), 11 the open tab's blobs.
-    with django_assert_num_queries(11):
+    # (raw artifacts deferred), 6 scorers, 7 judge verdicts, 8 error tags, 9 the open tab's
+    # blobs, 10 annotations with their reviewers, 11 the reviewer's profile (discipline),
+    # 12 adjudications with their adjudicators.
+    with django_assert_num_queries(12):
         assert client.get(_url(trial)).status_code == 200
 
 

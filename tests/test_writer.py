@@ -221,6 +221,7 @@ def test_ingest_writes_every_row_and_the_summary_columns() -> None:
         "judge_instruction_adherence": 5,
         "judge_efficiency": 3,
         "error_categories": "unit mismatch",
+        "judge_model": "judge-1",  # the shown verdict's
         "human_disagreement": "",
     }
 
@@ -341,6 +342,24 @@ def test_judge_verdicts_accumulate_and_the_latest_is_shown() -> None:
     assert JudgeVerdict.objects.count() == 3
     trial.refresh_from_db()
     assert (trial.judge_verdict, trial.failure_mode) == ("FAIL", "gave up")
+
+
+def test_the_judge_model_is_the_shown_verdicts_on_ingest_and_after_a_newer_verdict() -> None:
+    newer = verdict("PASS", T0 + timedelta(hours=1), judge_model="judge-new")
+    older = verdict("FAIL", T0, judge_model="judge-old", failure_mode="gave up")
+    unscored = verdict("FAIL", None, judge_model="judge-unscored", failure_mode="gave up")
+    writer = BundleWriter()
+    # Listed newest first, with an unscored one last: the shown verdict is the latest scored.
+    writer.write(bundle(judges=[newer, older, unscored]))
+    assert Trial.objects.get().judge_model == "judge-new"
+
+    latest = verdict("FAIL", T0 + timedelta(hours=2), judge_model="judge-3", failure_mode="x")
+    assert writer.write(bundle(judges=[newer, older, unscored, latest])).status == "updated"
+    trial = Trial.objects.get()
+    assert (trial.judge_verdict, trial.judge_model) == ("FAIL", "judge-3")
+
+    writer.write(bundle("no-judge", judges=[]))
+    assert Trial.objects.get(name="no-judge").judge_model == ""
 
 
 def test_judge_verdicts_differing_only_in_tiles_are_both_kept() -> None:

@@ -23,7 +23,14 @@ from review.api.ninja import (
     user_of,
 )
 from review.exports import with_annotations
-from review.filters import CursorError, TrialFilterForm, decode_cursor
+from review.filters import (
+    MAX_JUDGED,
+    MAX_JUDGED_LENGTH,
+    CursorError,
+    JudgedField,
+    TrialFilterForm,
+    decode_cursor,
+)
 from review.forms import MAX_CATEGORIES, MAX_CATEGORY_LENGTH, AnnotationForm
 from review.models import Annotation, ReviewerProfile, add_annotation
 from rewards.export import bundle_queryset
@@ -169,17 +176,27 @@ def filter_parameters() -> list[dict[str, Any]]:
                 group = label if isinstance(label, list | tuple) else [(value, label)]
                 values.extend(str(v) for v, _ in group)
             schema = {"type": "string", "enum": values}
+        elif isinstance(field, forms.DateField):
+            schema = {"type": "string", "format": "date"}
+        elif isinstance(field, JudgedField):
+            item = {
+                "type": "string",
+                "pattern": "^(.+:)?(pass|fail|defer)$",
+                "maxLength": MAX_JUDGED_LENGTH,
+            }
+            schema = {"type": "array", "items": item, "maxItems": MAX_JUDGED}
         else:
             schema = {"type": "string", "maxLength": field.max_length}  # type: ignore[attr-defined]
-        parameters.append(
-            {
-                "name": name,
-                "in": "query",
-                "required": False,
-                "schema": schema,
-                "description": str(field.label or name),
-            }
-        )
+        parameter = {
+            "name": name,
+            "in": "query",
+            "required": False,
+            "schema": schema,
+            "description": str(field.label or name),
+        }
+        if schema["type"] == "array":  # repeated: ?judged=rita:pass&judged=sam:fail
+            parameter.update(style="form", explode=True)
+        parameters.append(parameter)
     return parameters
 
 

@@ -15,7 +15,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 from django.views.decorators.vary import vary_on_headers
 
-from review import presenters
+from review import adjudication, presenters
 from review.filters import TrialFilterForm
 from review.forms import (
     STEP_KIND_CHOICES,
@@ -210,6 +210,7 @@ def _annotations_context(
     saved: bool = False,
 ) -> dict[str, Any]:
     allowed = can_annotate(request.user)
+    annotations = list(Annotation.objects.for_trial(trial).history())
     if allowed and form is None:
         discipline = (
             ReviewerProfile.objects.filter(user=request.user)
@@ -219,7 +220,8 @@ def _annotations_context(
         form = AnnotationForm(initial={"reviewer_discipline": discipline or ""})
     return {
         "trial": trial,
-        "annotations": list(Annotation.objects.for_trial(trial).history()),
+        "annotations": annotations,
+        "verdicts": adjudication.verdicts(trial, annotations),
         "annotation_form": form if allowed else None,
         "can_annotate": allowed,
         "saved": saved,

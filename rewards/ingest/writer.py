@@ -202,6 +202,7 @@ def summary_of(bundle: TrialBundle, result: ResultRecord) -> rules.TrialSummary:
         verifier_completed=validity.verifier_completed,
         scorers=scorers,
         judge_verdict=judge.verdict if judge else "",
+        judge_model=judge.judge_model if judge else "",
         failure_mode=(judge.failure_mode or "") if judge else "",
         status=bundle.trial.status,
         exception_type=bundle.trial.exception_type,
