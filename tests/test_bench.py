@@ -9,7 +9,14 @@ from pathlib import Path
 import pytest
 from django.db import connection
 
-from bench.run import Figure, harbor_job_list, harbor_results, same_columns_copy, speed, table
+from bench.run import (
+    Figure,
+    compare,
+    harbor_job_list,
+    harbor_results,
+    same_columns_copy,
+    table,
+)
 from review.exports import export_select
 from rewards.models import Trial
 from tests import review_factories as f
@@ -54,7 +61,9 @@ def test_the_export_baseline_reads_the_exports_own_columns_and_rows() -> None:
 
 
 def test_a_speed_figure_reads_how_many_times_as_fast_ours_is() -> None:
-    figure = speed("list / viewer", lambda: None, lambda: time.sleep(0.005), ">= 100", repeat=3)
+    figure = compare(
+        "list / viewer", lambda: None, lambda: time.sleep(0.005), ">= 100", 3, as_speed=True
+    )
     assert figure.unit == "lists/s"
     assert figure.ours > figure.baseline  # answers per second: ours does nothing
     assert figure.ratio == pytest.approx(figure.ours / figure.baseline)
