@@ -13,8 +13,10 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from django.utils.safestring import SafeString
 from pydantic import ValidationError
 
+from review import rows
 from rewards import rules
 from rewards.models import ErrorTag, ScorerResult, TrialDetail
 from rewards.rubric import RubricError, normalise
@@ -66,6 +68,21 @@ class ScorerRow:
     expanded: bool
     # The page's `open` parameter with this row flipped: the no-JavaScript link.
     toggle_open: str
+    # The row's two links, built once by the view (review.views.trial.scorer_links) rather
+    # than per cell in the template: the page with this row flipped, for a click without
+    # JavaScript, and this row in its other state, for htmx.
+    toggle_url: str = ""
+    fragment_url: str = ""
+
+    @property
+    def anchor(self) -> str:
+        """The row's element id (and the toggle link's fragment)."""
+        return f"scorer-{self.scorer.position}"
+
+    @property
+    def html(self) -> SafeString:
+        """The row as the Scorers card shows it, built in Python (review.rows)."""
+        return rows.scorer_row(self)
 
     @property
     def config_text(self) -> str:
@@ -317,6 +334,11 @@ class Step:
     def source_class(self) -> str:
         """A CSS class from a fixed set; the source itself is agent-written text."""
         return self.source if self.source in {"user", "agent", "system"} else "other"
+
+    @property
+    def html(self) -> SafeString:
+        """The step as a trajectory shows it, built in Python (review.rows)."""
+        return rows.trajectory_step(self)
 
 
 @dataclass(frozen=True)

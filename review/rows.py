@@ -1,18 +1,21 @@
-"""The explorer's table rows as HTML built in Python, one `format_html` per row.
+"""Table rows as HTML built in Python, one `format_html` per row: the explorer's trials, the
+trial page's Scorers card and a trajectory's steps.
 
 Fifty rows of nine cells through the template engine (a tag, a filter or an `{% if %}` per
-cell) cost several times the query that fetched them; one formatted string per row keeps
-the page within its budget (DESIGN §7). Names come from artifacts an agent may have written:
-every value is escaped by Django's `escape` (once per distinct text on a page) and the row
-assembled by `format_html`; the badges are the same `format_html` helpers the templates use,
-so nothing here is marked safe by hand.
+cell) cost several times the query that fetched them, and so did a dozen scorer rows or a
+trajectory's steps on the trial page; one formatted string per row keeps the pages within
+their budgets (DESIGN §7).
+Names come from artifacts an agent may have written: every value is escaped by Django's
+`escape` (once per distinct text on a page) or by `format_html`, which assembles each row;
+the badges are the same `format_html` helpers the templates use, so nothing here is marked
+safe by hand.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.urls import reverse
 from django.utils.html import escape, format_html, format_html_join
@@ -20,6 +23,9 @@ from django.utils.safestring import SafeString
 
 from review.templatetags.review_tags import gate_badge, human_badge, score
 from rewards.models import Disagreement, HumanDisagreement
+
+if TYPE_CHECKING:
+    from review.presenters import ScorerRow, Step, StepPart
 
 _ROW = (
     "<tr{}>"
@@ -109,5 +115,126 @@ def _cells(
         _flag("disagreement", _GATE_LABELS.get(gate, gate)) if gate else _NOTHING,
         _flag("disagreement disagreement-human", _HUMAN_LABELS.get(human, human))
         if human
+        else _NOTHING,
+    )
+
+
+# --- the trial page's Scorers card ------------------------------------------------------------
+# One <tbody> per scorer, so that htmx swaps a row with its detail (the `scorer-row` partial of
+# review/trial.html, which shows this).
+_SCORER_ROW = (
+    '<tbody id="{anchor}" class="{classes}">\n'
+    "<tr>"
+    '<th scope="row"><a class="toggle" href="{toggle_url}" hx-get="{fragment_url}"'
+    ' hx-target="#{anchor}" hx-swap="outerHTML" aria-expanded="{expanded}"'
+    ' aria-controls="{anchor}-detail"><span class="chevron" aria-hidden="true"></span>{name}</a>'
+    "{advisory}{required}</th>"
+    "<td>{type}{unknown}</td>"
+    "<td>{badge}</td>"
+    '<td class="num">{score}</td>'
+    "</tr>\n"
+    '<tr class="scorer-detail" id="{anchor}-detail"{hidden}><td colspan="4">{detail}</td></tr>\n'
+    "</tbody>\n"
+)
+_ADVISORY = SafeString(
+    ' <span class="tag tag-advisory" title="Advisory: its failure does not fail the run">'
+    "advisory</span>"
+)
+_REQUIRED = SafeString(' <span class="tag tag-hard">required</span>')
+_UNKNOWN_TYPE = SafeString(
+    ' <span class="badge badge-warn" title="not in the scorer catalog">unknown type</span>'
+)
+_NOT_APPLICABLE = SafeString(
+    '<span class="muted" title="Not applicable: neither passes nor fails">—</span>'
+)
+_HIDDEN = SafeString(" hidden")
+_NO_DETAIL = SafeString('<p class="muted">No detail recorded.</p>')
+
+
+def scorer_row(row: ScorerRow) -> SafeString:
+    """One row of the Scorers card: name (the expand toggle), type, verdict, score, and the
+    detail, output tail and config when expanded. Hard failures are marked "required"."""
+    scorer = row.scorer
+    hard = scorer.is_hard_failure
+    not_applicable = scorer.verdict == "NA"
+    classes = "scorer"
+    classes += " hard-failure" if hard else ""
+    classes += " not-applicable" if not_applicable else ""
+    classes += " expanded" if row.expanded else ""
+    return format_html(
+        _SCORER_ROW,
+        anchor=row.anchor,
+        classes=classes,
+        toggle_url=row.toggle_url,
+        fragment_url=row.fragment_url,
+        expanded="true" if row.expanded else "false",
+        name=scorer.name,
+        advisory=_ADVISORY if scorer.is_advisory else _NOTHING,
+        required=_REQUIRED if hard else _NOTHING,
+        type=scorer.type_label,
+        unknown=_NOTHING if scorer.is_known_type else _UNKNOWN_TYPE,
+        badge=_gate(scorer.verdict),
+        score=_NOT_APPLICABLE if not_applicable else score(scorer.score),
+        hidden=_NOTHING if row.expanded else _HIDDEN,
+        detail=_scorer_detail(row) if row.expanded else _NOTHING,
+    )
+
+
+def _scorer_detail(row: ScorerRow) -> SafeString:
+    scorer, config = row.scorer, row.config_text
+    parts = [
+        format_html('<h3 class="eyebrow">{}</h3><pre class="{}">{}</pre>', title, css, text)
+        for title, css, text in (
+            ("Detail", "block", scorer.detail),
+            ("Output tail", "block block-terminal", scorer.output_tail),
+            ("Config", "block", config),
+        )
+        if text
+    ]
+    return SafeString("".join(parts)) if parts else _NO_DETAIL
+
+
+# --- a trajectory's steps (review/includes/trajectory_steps.html shows them) ------------------
+_STEP = (
+    '<li class="step step-{source_class}">\n'
+    '<div class="step-head"><span class="step-no">#{number}</span>'
+    ' <span class="step-source">{source}</span>{model}{timestamp}</div>\n'
+    "{parts}"
+    "</li>\n"
+)
+_PART = (
+    '<div class="part part-{kind}">'
+    '<div class="part-label">{label}{name}</div>'
+    '<pre class="block">{text}</pre>{cut}'
+    "</div>\n"
+)
+
+
+def trajectory_step(step: Step) -> SafeString:
+    """One ATIF step: its number, source, model and time, then its visible parts."""
+    return format_html(
+        _STEP,
+        source_class=step.source_class,
+        number=step.number,
+        source=step.source or "step",
+        model=format_html(' <span class="muted">{}</span>', step.model) if step.model else _NOTHING,
+        timestamp=format_html(' <span class="muted step-time">{}</span>', step.timestamp)
+        if step.timestamp
+        else _NOTHING,
+        parts=SafeString("".join(_step_part(part) for part in step.parts)),
+    )
+
+
+def _step_part(part: StepPart) -> SafeString:
+    return format_html(
+        _PART,
+        kind=part.kind,
+        label=part.label,
+        name=format_html(' <code class="tool-name">{}</code>', part.name)
+        if part.name
+        else _NOTHING,
+        text=part.text,
+        cut=format_html('<p class="muted">{} more characters not shown.</p>', part.cut)
+        if part.cut
         else _NOTHING,
     )

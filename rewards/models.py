@@ -225,8 +225,12 @@ class Trial(models.Model):
             ),
         ]
         indexes = [
-            # Explorer: the default keyset walk, newest first, within a job.
+            # Explorer: the default keyset walk, newest first, within a job. On PostgreSQL it
+            # also carries the columns the jobs page aggregates (INCLUDE, migration 0008), so
+            # each listed job's trials are summed by an index-only scan of this index.
             models.Index(fields=["job", "-id"], name="trial_job_id_idx"),
+            # Explorer: one job sorted by reward, the id as keyset tie-breaker.
+            models.Index(fields=["job", "reward", "id"], name="trial_job_reward_idx"),
             # Explorer: sort by reward with the id as keyset tie-breaker.
             models.Index(fields=["reward", "id"], name="trial_reward_id_idx"),
             # Explorer filters on a single gate, walked newest first.

@@ -2,10 +2,21 @@
 
 from __future__ import annotations
 
+import json
+import time
+from pathlib import Path
+
 import pytest
 from django.db import connection
 
-from bench.run import Figure, same_columns_copy, table
+from bench.run import (
+    Figure,
+    compare,
+    harbor_job_list,
+    harbor_results,
+    same_columns_copy,
+    table,
+)
 from review.exports import export_select
 from rewards.models import Trial
 from tests import review_factories as f
@@ -47,3 +58,31 @@ def test_the_export_baseline_reads_the_exports_own_columns_and_rows() -> None:
         assert same_columns_copy() == 3  # rows fetched
     else:
         assert same_columns_copy() > 0  # bytes of CSV from COPY
+
+
+def test_a_speed_figure_reads_how_many_times_as_fast_ours_is() -> None:
+    figure = compare(
+        "list / viewer", lambda: None, lambda: time.sleep(0.005), ">= 100", 3, as_speed=True
+    )
+    assert figure.unit == "lists/s"
+    assert figure.ours > figure.baseline  # answers per second: ours does nothing
+    assert figure.ratio == pytest.approx(figure.ours / figure.baseline)
+    assert Figure("list / viewer", 500.0, 2.0, "lists/s", ">= 100").ok is True
+    assert Figure("list / viewer", 150.0, 2.0, "lists/s", ">= 100").ok is False
+
+
+@pytest.mark.django_db
+def test_the_harbor_viewer_baseline_lists_every_trial_of_the_job(tmp_path: Path) -> None:
+    results = harbor_results(tmp_path, 3, seed=11, jobs=1)
+    assert len(results) == 3
+    answer = json.loads(harbor_job_list(results))
+    listed = {trial["trial_name"]: trial for trial in answer["trials"]}
+    assert set(listed) == {path.parent.name for path in results}
+    for path in results:
+        written = json.loads(path.read_bytes())
+        trial = listed[path.parent.name]
+        assert trial["task_name"] == written["task_name"]
+        assert trial["agent"] == written["agent_info"]["name"]
+        assert isinstance(trial["reward"], float | int | None)
+    # Folders only: the database is not touched.
+    assert not Trial.objects.exists()

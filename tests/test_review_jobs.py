@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import importlib
+import re
 from collections.abc import Callable
 from typing import Any
 
 import pytest
+from django.db import connection
 from django.test import Client
 
+from review import stats
 from review.models import add_annotation
 from rewards.models import Job
 from tests import review_factories as f
@@ -140,3 +144,28 @@ def test_jobs_pages_run_a_fixed_number_of_queries(
     # 11 cost and tokens by agent/model, 12 first annotations by day.
     with django_assert_num_queries(12):
         assert client.get(f"/jobs/{job.pk}/").status_code == 200
+
+
+# --- the job index that the jobs page is summed from --------------------------------------------
+def test_every_column_the_jobs_page_sums_is_carried_by_the_job_index() -> None:
+    migration = importlib.import_module("rewards.migrations.0009_trial_job_keyset_index")
+    carried = {"job_id", "id", *migration.SUMMARY_COLUMNS}
+    sql, _ = Job.objects.annotate(**stats.summary_aggregates("trials__")).query.sql_with_params()
+    summed = set(re.findall(r'"rewards_trial"\."(\w+)"', sql))
+    # Anything outside the index would make PostgreSQL read every listed trial's table row.
+    assert {"reward", "annotation_count"} <= summed
+    assert summed <= carried, summed - carried
+
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            cursor.execute("SELECT indexdef FROM pg_indexes WHERE indexname = 'trial_job_id_idx'")
+            [(definition,)] = cursor.fetchall()
+            assert "(job_id, id DESC)" in definition
+            included = re.search(r"INCLUDE \(([^)]*)\)", definition)
+            assert included is not None
+            assert set(included.group(1).split(", ")) == set(migration.SUMMARY_COLUMNS)
+        else:
+            # SQLite has no INCLUDE: the plain keyset index on (job, id).
+            cursor.execute("SELECT sql FROM sqlite_master WHERE name = 'trial_job_id_idx'")
+            [(definition,)] = cursor.fetchall()
+            assert '"job_id", "id" DESC' in definition

@@ -6,6 +6,7 @@ is built with `format_html`, which escapes every argument.
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any
 
 from django import template
@@ -35,6 +36,9 @@ _HUMAN = {
 }
 
 
+# A badge depends only on these strings and a page shows a handful of distinct ones, many
+# times over (a Scorers card row each): each is formatted once per process.
+@lru_cache(maxsize=256)
 def _badge(css: str, glyph: str, word: str, title: str = "") -> SafeString:
     if title:
         return format_html(

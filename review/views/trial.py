@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from functools import cached_property
 from typing import Any
 
 from django.contrib import messages
@@ -12,6 +13,7 @@ from django.http import HttpResponse, HttpResponseRedirect, QueryDict
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
 from django.urls import reverse
+from django.utils.http import urlencode
 from django.views.decorators.http import require_GET, require_POST
 from django.views.decorators.vary import vary_on_headers
 
@@ -46,25 +48,58 @@ TAB_DETAIL_FIELDS = {
     ),
     "verifier": ("verifier_stdout", "ctrf"),
 }
+DETAIL_BLOBS = frozenset(
+    field.name
+    for field in TrialDetail._meta.concrete_fields
+    if not field.primary_key and field.name != "trial"
+)
+# Columns of the trial's job, task and scenario that the page never shows: JSON blobs that
+# would only be read and decoded.
+PAGE_UNUSED_COLUMNS = (
+    "job__config",
+    "job__stats",
+    "task__output_schema",
+    "task__scorer_specs",
+    "task__scenario_version__scorer_specs",
+    "task__scenario_version__scenario__description",
+)
 
 
-def _get_trial_for(request: HttpRequest, pk: int, around: TrialFilterForm | None = None) -> Trial:
+def _get_trial_for(
+    request: HttpRequest,
+    pk: int,
+    around: TrialFilterForm | None = None,
+    tab: str | None = None,
+) -> Trial:
     """The one way a page or partial finds its trial: the role first, then the row.
 
     Every browsing role may read every trial today; a per-job restriction goes here. With
     `around`, the trial's neighbours in that filter (`previous_id`, `next_id`) are read
-    in the same SELECT, as two keyset subqueries.
+    in the same SELECT, as two keyset subqueries. With `tab`, so are that tab's blobs and
+    the ingestion problems (`trial.detail`, a LEFT JOIN on the one-to-one row; nothing else
+    of it is loaded).
     """
     if not can_browse(request.user):
         raise PermissionDenied
     queryset = (
         Trial.objects.list_columns()
         .select_related("task__scenario_version__scenario")
-        .defer("job__config", "job__stats")
+        .defer(*PAGE_UNUSED_COLUMNS)
     )
     if around is not None:
         queryset = queryset.annotate(**around.neighbours())
+    if tab is not None:
+        wanted = {*TAB_DETAIL_FIELDS[tab], "ingest_problems"}
+        queryset = queryset.select_related("detail").defer(
+            *(f"detail__{name}" for name in DETAIL_BLOBS - wanted)
+        )
     return get_object_or_404(queryset, pk=pk)
+
+
+def _detail_of(trial: Trial) -> TrialDetail | None:
+    """The blobs `_get_trial_for(…, tab=…)` read with the trial; None when it has none."""
+    detail: TrialDetail | None = getattr(trial, "detail", None)
+    return detail
 
 
 def _trial_url(trial: Trial, fragment: str = "", query: QueryDict | None = None) -> str:
@@ -77,7 +112,8 @@ class TrialNav:
     """Where the page was opened from: the explorer's filter and sort, and maybe the queue.
 
     The explorer links each row with its canonical filter query, so the page knows its list:
-    previous / next walk that list (keeping the open tab) and "back" returns to it.
+    previous / next walk that list (keeping the open tab) and "back" returns to it. Its
+    links are built once each, however often the page shows them.
     """
 
     filters: QueryDict  # the canonical filter and sort, nothing else
@@ -110,14 +146,15 @@ class TrialNav:
             query["queue"] = "1"
         return query
 
-    @property
+    @cached_property
     def hidden_fields(self) -> list[tuple[str, str]]:
         return [(name, value) for name, values in self.page_query.lists() for value in values]
 
-    def tab_url(self, trial_pk: int, tab: str) -> str:
+    def tab_url(self, page_url: str, tab: str) -> str:
+        """`page_url` (the trial's) opened on `tab`."""
         query = self.page_query
         query["tab"] = tab
-        return with_query(reverse("review:trial-detail", args=[trial_pk]), query)
+        return with_query(page_url, query)
 
     def _neighbour_url(self, pk: int | None) -> str:
         if pk is None:
@@ -127,31 +164,31 @@ class TrialNav:
         query["tab"] = self.tab
         return with_query(reverse("review:trial-detail", args=[pk]), query)
 
-    @property
+    @cached_property
     def previous_url(self) -> str:
         return self._neighbour_url(self.previous_id)
 
-    @property
+    @cached_property
     def next_url(self) -> str:
         return self._neighbour_url(self.next_id)
 
-    @property
+    @cached_property
     def list_url(self) -> str:
         return with_query(reverse("review:explorer"), self.filters)
 
-    @property
+    @cached_property
     def queue_url(self) -> str:
         return with_query(reverse("review:queue"), self.filters)
 
-    @property
+    @cached_property
     def claim_url(self) -> str:
         return with_query(reverse("review:queue-claim"), self.filters)
 
-    @property
+    @cached_property
     def skip_url(self) -> str:
         return with_query(reverse("review:queue-skip"), self.filters)
 
-    @property
+    @cached_property
     def annotate_url_query(self) -> str:
         """The annotation form's query string: after a plain POST the page comes back as it was."""
         query = self.page_query
@@ -160,17 +197,40 @@ class TrialNav:
 
 
 # --- context builders -----------------------------------------------------------------------
+def _scorer_links(
+    trial: Trial, rows: list[presenters.ScorerRow], query: QueryDict
+) -> list[presenters.ScorerRow]:
+    """The rows with their two links, carrying the page's query (its list and tab): the page
+    with the row flipped in `open`, and the row's fragment in its other state. The card
+    reverses each URL once and encodes the query once, whatever its number of rows."""
+    page = reverse("review:trial-detail", args=[trial.pk])
+    # The row URL around a placeholder position, filled in per row.
+    before, after = reverse("review:scorer-row", args=[trial.pk, 0]).rsplit("0", 1)
+    fragment_query = query.copy()
+    fragment_query.pop("expanded", None)
+    toggle_query = fragment_query.copy()
+    toggle_query.pop("open", None)
+    fragment_rest, toggle_rest = (
+        f"{q.urlencode()}&" if q else "" for q in (fragment_query, toggle_query)
+    )
+    return [
+        replace(
+            row,
+            toggle_url=f"{page}?{toggle_rest}{urlencode({'open': row.toggle_open})}#{row.anchor}",
+            fragment_url=f"{before}{row.scorer.position}{after}?{fragment_rest}"
+            f"expanded={'0' if row.expanded else '1'}",
+        )
+        for row in rows
+    ]
+
+
 def _tab_context(trial: Trial, state: TrialPageForm, nav: TrialNav) -> dict[str, Any]:
     tab = state.current_tab
-    # The ingestion problems ride along with the open tab's fields: no query of their own.
-    detail = (
-        TrialDetail.objects.filter(trial=trial)
-        .only(*TAB_DETAIL_FIELDS[tab], "ingest_problems")
-        .first()
-    )
+    detail = _detail_of(trial)
+    page_url = reverse("review:trial-detail", args=[trial.pk])
     context: dict[str, Any] = {
         "tab": tab,
-        "tabs": [(value, label, nav.tab_url(trial.pk, value)) for value, label in TAB_CHOICES],
+        "tabs": [(value, label, nav.tab_url(page_url, value)) for value, label in TAB_CHOICES],
         "detail": detail,
         "nav": nav,
     }
@@ -253,7 +313,9 @@ def _page_context(
         "earlier_results": [r for r in results if not r.is_current],
         "breakdown": presenters.breakdown_rows(current.breakdown if current else None),
         "metrics": presenters.metric_rows(current.metrics if current else None),
-        "scorer_rows": presenters.scorer_rows(scorers, state.open_positions),
+        "scorer_rows": _scorer_links(
+            trial, presenters.scorer_rows(scorers, state.open_positions), request.GET
+        ),
         "scorer_count": len(scorers),
         "applicable_count": sum(1 for s in scorers if s.verdict != "NA"),
         "judge": judge,
@@ -277,8 +339,8 @@ def _page_context(
 @browse_required
 def trial_detail(request: HttpRequest, pk: int) -> HttpResponse:
     filters = TrialFilterForm(request.GET)
-    trial = _get_trial_for(request, pk, around=filters)
     state = TrialPageForm(request.GET)
+    trial = _get_trial_for(request, pk, around=filters, tab=state.current_tab)
     nav = TrialNav.of(filters, state, trial)
     if wants_fragment(request):
         # The tabs are the page's only htmx GET: swap the tab strip and its panel, and the
@@ -310,6 +372,7 @@ def scorer_row(request: HttpRequest, pk: int, position: int) -> HttpResponse:
     row = presenters.ScorerRow(
         scorer=scorer, expanded=expanded, toggle_open="" if expanded else str(position)
     )
+    [row] = _scorer_links(trial, [row], request.GET)
     return render(request, f"{TEMPLATE}#scorer-row", {"trial": trial, "row": row})
 
 
@@ -323,8 +386,14 @@ def annotate(request: HttpRequest, pk: int) -> HttpResponse:
     # the answer goes back to the same list.
     filters = TrialFilterForm(request.GET)
     fragment = wants_fragment(request)
-    trial = _get_trial_for(request, pk, around=None if fragment else filters)
     state = TrialPageForm(request.GET)
+    # The whole page comes back when the form is invalid: its tab is read with the trial.
+    trial = _get_trial_for(
+        request,
+        pk,
+        around=None if fragment else filters,
+        tab=None if fragment else state.current_tab,
+    )
     nav = TrialNav.of(filters, state, trial)
     form = AnnotationForm(request.POST)
     if not form.is_valid():
