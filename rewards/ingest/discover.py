@@ -162,26 +162,19 @@ class Discovery:
         """A Harbor job folder: every sub-folder is one of its trials."""
         job, problems = harbor.read_job(folder, folder.name, result_data=result_data)
         yield from problems
-        for name in folder.subfolder_names():
-            try:
-                child = folder.child(name)
-            except ArtifactError as exc:
-                yield Problem("unreadable", folder.root.display(folder.rel_to(name)), str(exc))
-                continue
-            if child is not None:
+        for child in _subfolders(folder):
+            if isinstance(child, Problem):
+                yield child
+            else:
                 yield from self._once(HarborTrialItem(child, job))
 
     def _container(self, folder: Folder, depth: int) -> Iterator[Item]:
         """A folder of trials, jobs, or folders of them."""
         job: JobRecord | None = None
         unmarked: list[Folder] = []
-        for name in folder.subfolder_names():
-            try:
-                child = folder.child(name)
-            except ArtifactError as exc:
-                yield Problem("unreadable", folder.root.display(folder.rel_to(name)), str(exc))
-                continue
-            if child is None:
+        for child in _subfolders(folder):
+            if isinstance(child, Problem):
+                yield child
                 continue
             if child.listing_error:
                 reason = f"cannot be listed ({child.listing_error})"
@@ -217,6 +210,19 @@ class Discovery:
             return
         self._seen.add(item.folder.path)
         yield item
+
+
+def _subfolders(folder: Folder) -> Iterator[Folder | Problem]:
+    """The sub-folders of a folder, each as a `Folder` or the problem that hides it (a
+    symlink that leads outside the folder given)."""
+    for name in folder.subfolder_names():
+        try:
+            child = folder.child(name)
+        except ArtifactError as exc:
+            yield Problem("unreadable", folder.root.display(folder.rel_to(name)), str(exc))
+            continue
+        if child is not None:
+            yield child
 
 
 def read_item(item: Item, job: str | None = None) -> Iterator[TrialBundle | Problem]:
