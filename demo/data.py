@@ -44,7 +44,7 @@ from django.utils import timezone
 
 from demo.users import DEMO_REVIEWERS
 from rewards import rubric, rules, schemas
-from rewards.ingest.prepared import json_text
+from rewards.ingest.prepared import json_text, reserve_trial_ids
 from rewards.ingest.writer import BundleWriter, child_rows, summary_of, trial_columns_of
 from rewards.models import (
     ErrorTag,
@@ -2305,7 +2305,8 @@ class FastLoader:
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="seed-demo") as pool:
 
             def submit(chunk: _Chunk) -> Future[dict[type[models.Model], list[str]]]:
-                return pool.submit(self._copy_lines, chunk, self._reserve_ids(chunk))
+                ids = reserve_trial_ids(len(chunk.indices))
+                return pool.submit(self._copy_lines, chunk, ids)
 
             pending = submit(chunks[0]) if chunks else None
             for k, chunk in enumerate(chunks):
@@ -2319,17 +2320,6 @@ class FastLoader:
                     for model, model_lines in lines.items():
                         self._copy(cursor, model._meta.db_table, self._columns[model], model_lines)
                 self._advance(report, len(chunk.indices))
-
-    @staticmethod
-    def _reserve_ids(chunk: _Chunk) -> list[int]:
-        # Children point at their trial, so trial ids are taken from the sequence up front
-        # (safe beside concurrent writers) instead of being read back after the COPY.
-        with connection.cursor() as cursor:
-            cursor.execute(
-                "SELECT nextval(pg_get_serial_sequence(%s, 'id')) FROM generate_series(1, %s)",
-                [Trial._meta.db_table, len(chunk.indices)],
-            )
-            return [row[0] for row in cursor.fetchall()]
 
     def _copy_lines(self, chunk: _Chunk, ids: Sequence[int]) -> dict[type[models.Model], list[str]]:
         """COPY text for one chunk: every table, in `self._columns` order."""

@@ -304,6 +304,11 @@ def test_the_same_folder_twice_in_one_run_is_ingested_once(tmp_path: Path) -> No
 
 
 # --- re-ingest decided by the folder's fingerprint -----------------------------------------
+def rename_agent(trial: Path, agent: str) -> None:
+    """Change what a Harbor trial's result.json says (its agent's name)."""
+    data = json.loads((trial / "result.json").read_text())
+    data["agent_info"]["name"] = agent
+    (trial / "result.json").write_text(json.dumps(data))
 
 
 def test_an_untouched_harbor_folder_is_unchanged_without_reading_a_file(
@@ -356,9 +361,7 @@ def test_a_changed_file_updates_the_trial_whatever_its_fingerprint_said(
     job = synthetic_job(harbor_files, tmp_path, 3)
     ingest(job)
     trial = sorted(p for p in job.iterdir() if p.is_dir())[0]
-    data = json.loads((trial / "result.json").read_text())
-    data["agent_info"]["name"] = "another-agent"
-    (trial / "result.json").write_text(json.dumps(data))
+    rename_agent(trial, "another-agent")
 
     ran = ingest(job)
 
@@ -409,9 +412,7 @@ def test_a_trial_prepared_in_a_reader_process_is_read_again_to_be_updated(
 
     assert write_all() == ["ingested"] * 4
     trial = sorted(p for p in job.iterdir() if p.is_dir())[1]
-    data = json.loads((trial / "result.json").read_text())
-    data["agent_info"]["name"] = "another-agent"
-    (trial / "result.json").write_text(json.dumps(data))
+    rename_agent(trial, "another-agent")
 
     assert sorted(write_all()) == ["unchanged"] * 3 + ["updated"]
     assert Trial.objects.filter(agent_name="another-agent").count() == 1

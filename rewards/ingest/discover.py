@@ -226,21 +226,23 @@ def _subfolders(folder: Folder) -> Iterator[Folder | Problem]:
 
 
 def read_item(item: Item, job: str | None = None) -> Iterator[TrialBundle | Problem]:
-    """The bundles (or problems) one discovered item gives."""
+    """The bundles (or problems) one discovered item gives, filed under `--job` if given."""
+    for read in _read(item):
+        yield read if isinstance(read, Problem) else bundles.with_job(read, job)
+
+
+def _read(item: Item) -> Iterator[TrialBundle | Problem]:
     if isinstance(item, Problem):
         yield item
     elif isinstance(item, HarborTrialItem):
-        read = harbor.read_trial(
+        yield harbor.read_trial(
             item.folder, item.job, result_raw=item.result_raw, result_data=item.result_data
         )
-        yield read if isinstance(read, Problem) else bundles.with_job(read, job)
     elif isinstance(item, ContractTrialItem):
-        read = contract.read_trial(item.folder, default_job=item.default_job)
-        yield read if isinstance(read, Problem) else bundles.with_job(read, job)
+        yield contract.read_trial(item.folder, default_job=item.default_job)
     else:
         try:
-            for read in bundles.read_bundle_file(item.path, display=item.display):
-                yield read if isinstance(read, Problem) else bundles.with_job(read, job)
+            yield from bundles.read_bundle_file(item.path, display=item.display)
         except bundles.BundleFileError as exc:
             yield Problem("unreadable", item.display, str(exc))
 

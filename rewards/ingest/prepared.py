@@ -117,15 +117,13 @@ class PreparedTrial:
 
     job: JobRecord
     task: TaskRecord
-    name: str
     uid: UUID
-    digest: str
-    trial: dict[str, Any]  # Trial columns by attname (links left out)
+    # Trial columns by attname (links left out): name, content digest and fingerprint too.
+    trial: dict[str, Any]
     children: dict[str, list[dict[str, Any]]]  # model label → rows
     problems: int = 0
     first_problem: str = ""
     has_annotations: bool = False
-    fingerprint: str = ""
     # Where the bundle can be read again: a discovered item and the run's `--job`.
     source: Any = None
     job_override: str | None = None
@@ -141,6 +139,18 @@ class PreparedTrial:
     def __setstate__(self, state: dict[str, Any]) -> None:
         for name, value in state.items():
             setattr(self, name, value)
+
+    @property
+    def name(self) -> str:
+        return str(self.trial["name"])
+
+    @property
+    def digest(self) -> str:
+        return str(self.trial["content_digest"])
+
+    @property
+    def fingerprint(self) -> str:
+        return str(self.trial["source_fingerprint"])
 
     @property
     def key(self) -> tuple[str, str]:
@@ -159,9 +169,7 @@ class PreparedTrial:
         return self.bundle
 
 
-def prepare(
-    bundle: TrialBundle, digest: str, *, fingerprint: str = "", keep_bundle: bool = True
-) -> PreparedTrial:
+def prepare(bundle: TrialBundle, digest: str, *, fingerprint: str = "") -> PreparedTrial:
     """The rows `bundle` stores (the bundle and digest as `BundleWriter._checked` gives them)."""
     from rewards.ingest.writer import child_rows, summary_of, trial_columns_of
 
@@ -182,24 +190,29 @@ def prepare(
         more = len(problems) - 1
         first = f"{where}: {problems[0].message}" + (f" (and {more} more)" if more else "")
     trial.content_digest, trial.source_fingerprint = digest, fingerprint
-    trial_row = _row(trial, now)
     return PreparedTrial(
         job=bundle.job,
         task=bundle.task,
-        name=record.name,
         uid=record.uid,
-        digest=digest,
-        trial=trial_row,
+        trial=_row(trial, now),
         children=children,
         problems=len(problems),
         first_problem=first,
         has_annotations=bool(bundle.annotations),
-        fingerprint=fingerprint,
-        bundle=bundle if keep_bundle else None,
+        bundle=bundle,
     )
 
 
 # --- inserting -------------------------------------------------------------------------------
+def reserve_trial_ids(n: int) -> list[int]:
+    """`n` trial ids taken from the sequence (PostgreSQL), so children can point at their
+    trial without reading ids back after a COPY; safe beside concurrent writers."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT nextval(pg_get_serial_sequence(%s, 'id')) FROM generate_series(1, %s)",
+            [Trial._meta.db_table, n],
+        )
+        return [row[0] for row in cursor.fetchall()]
 
 
 class RowInserter:
@@ -211,16 +224,9 @@ class RowInserter:
         self._fields = {model: columns_of(model) for model in models_}
 
     def reserve_ids(self, n: int) -> list[int] | None:
-        """Trial ids taken from the sequence up front (PostgreSQL), so children can point at
-        their trial without reading ids back; None elsewhere (the writer reads them back)."""
-        if not self.copy or not n:
-            return None
-        with connection.cursor() as cursor:
-            cursor.execute(
-                "SELECT nextval(pg_get_serial_sequence(%s, 'id')) FROM generate_series(1, %s)",
-                [Trial._meta.db_table, n],
-            )
-            return [row[0] for row in cursor.fetchall()]
+        """Trial ids for `n` new trials when the database hands them out up front
+        (PostgreSQL); None elsewhere (the writer reads them back)."""
+        return reserve_trial_ids(n) if self.copy and n else None
 
     def insert(
         self,

@@ -137,18 +137,12 @@ def _replace_nul(value: Any) -> Any:
     return value
 
 
-def without_nul(bundle: TrialBundle) -> TrialBundle:
-    """NUL characters shown as ␀: PostgreSQL refuses them in text and in jsonb.
-
-    Agent output may hold NUL bytes; refusing the trial would lose it, and dropping the
-    character would hide what the agent wrote. The same on every database, so SQLite and
-    PostgreSQL store the same text.
-    """
-    return checked_digest(bundle)[0]
-
-
 def checked_digest(bundle: TrialBundle) -> tuple[TrialBundle, str]:
-    """The bundle without NUL characters, and its content digest.
+    """The bundle with NUL characters shown as ␀, and its content digest.
+
+    PostgreSQL refuses NUL in text and in jsonb. Agent output may hold NUL bytes; refusing
+    the trial would lose it, and dropping the character would hide what the agent wrote.
+    The same on every database, so SQLite and PostgreSQL store the same text.
 
     One serialisation serves both: the digest's canonical JSON escapes a NUL as `\\u0000`,
     so it shows whether the trial's own content holds one; what the digest leaves out
