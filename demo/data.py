@@ -44,7 +44,7 @@ from django.utils import timezone
 
 from demo.users import DEMO_REVIEWERS
 from rewards import rubric, rules, schemas
-from rewards.ingest.prepared import json_text, reserve_trial_ids
+from rewards.ingest.prepared import copy_escape, copy_text, json_text, reserve_trial_ids
 from rewards.ingest.writer import BundleWriter, child_rows, summary_of, trial_columns_of
 from rewards.models import (
     ErrorTag,
@@ -2092,32 +2092,14 @@ def _column(f: models.Field[Any, Any]) -> str:
     return f.column
 
 
-def _copy_value(value: Any, internal_type: str) -> str:
-    r"""One value in PostgreSQL's COPY text format (\N is NULL; \\, \t, \n, \r escaped)."""
-    if value is None:
-        return r"\N"
-    if internal_type == "JSONField":
-        text = json_text(value)  # as the writer spells JSON columns
-    elif isinstance(value, bool):
-        text = "t" if value else "f"
-    elif isinstance(value, datetime):
-        text = value.isoformat()
-    else:
-        text = str(value)
-    return copy_escape(text)
-
-
-def copy_escape(text: str) -> str:
-    r"""Escape text for COPY's text format: only backslash, tab, newline and CR are special."""
-    if "\\" in text:
-        text = text.replace("\\", "\\\\")
-    if "\t" in text or "\n" in text or "\r" in text:
-        text = text.replace("\t", "\\t").replace("\n", "\\n").replace("\r", "\\r")
-    return text
-
-
 def _copy_row(values: dict[str, Any], fields: Sequence[models.Field[Any, Any]]) -> str:
-    return "\t".join(_copy_value(values[f.attname], f.get_internal_type()) for f in fields)
+    """COPY text of `fields`, JSON columns spelled as the writer spells them."""
+    return copy_text(
+        json_text(values[f.attname])
+        if isinstance(f, models.JSONField) and values[f.attname] is not None
+        else values[f.attname]
+        for f in fields
+    )
 
 
 class FastLoader:

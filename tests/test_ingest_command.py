@@ -8,10 +8,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from django.apps import apps
 from django.db import IntegrityError
+from django.db.models import Model
 
-from rewards.ingest import files, harbor
-from rewards.ingest.prepared import PreparedTrial, RowInserter
+from rewards.ingest import files, harbor, prepared as prepared_rows
+from rewards.ingest.prepared import PreparedTrial, Row, RowInserter
 from rewards.models import (
     ErrorTag,
     EvaluationResult,
@@ -142,9 +144,9 @@ def test_a_trial_failing_half_way_through_its_write_leaves_no_row(
     contract(tmp_path / "runs", "c")
     real_insert = RowInserter.insert
 
-    def failing(self: RowInserter, model: Any, links: Any, rows: list[dict[str, Any]]) -> None:
+    def failing(self: RowInserter, model: Any, links: Any, rows: list[Row]) -> None:
         # The last insert of a trial's write: its Trial, detail and result rows exist by now.
-        if model is ErrorTag and any(row["category"] == "boom" for row in rows):
+        if model is ErrorTag and any("boom" in str(row) for row in rows):
             raise IntegrityError("simulated failure")
         real_insert(self, model, links, rows)
 
@@ -262,23 +264,65 @@ def test_reader_processes_give_the_same_outcomes_as_reading_here(
     assert sum(isinstance(p, PreparedTrial) for p in parallel) == 24
 
 
+def test_a_large_run_reads_its_first_trials_here_while_the_reader_processes_start(
+    harbor_files: Path, tmp_path: Path
+) -> None:
+    from rewards.ingest.discover import Discovery, ItemReader
+
+    job = synthetic_job(harbor_files, tmp_path, 12)
+    here = ItemReader(None, workers=0)
+    there = ItemReader(None, workers=1, chunk=2, window=2, parallel_after=3)
+    try:
+        inline = list(here.outcomes(Discovery(str(job)).items()))
+        parallel = list(there.outcomes(Discovery(str(job)).items()))
+        assert there._pool is not None
+    finally:
+        there.close()
+
+    assert [_comparable(p) for p in parallel] == [_comparable(p) for p in inline]
+    # The bundle stays with a trial read in this process; a reader process sends rows only.
+    assert [isinstance(p, PreparedTrial) and p.bundle is not None for p in parallel] == [
+        True
+    ] * 3 + [False] * 9
+
+
+def test_a_small_run_starts_no_reader_process(harbor_files: Path, tmp_path: Path) -> None:
+    from rewards.ingest.discover import Discovery, ItemReader
+
+    job = synthetic_job(harbor_files, tmp_path, 3)
+    reader = ItemReader(None, workers=1, chunk=2, parallel_after=3)
+    read = list(reader.outcomes(Discovery(str(job)).items()))
+    assert reader._pool is None
+    assert len(read) == 3
+    assert all(isinstance(p, PreparedTrial) for p in read)
+
+
 def _comparable(read: object) -> object:
-    """A read outcome without the moment it was prepared at (`updated_at`, `created_at`)."""
+    """A read outcome without the moment its results were recorded at (the moment of the
+    insert is not part of a row at all)."""
     if not isinstance(read, PreparedTrial):
         return read
-    timeless = {"updated_at", "created_at"}
     return (
         read.key,
         read.uid,
         read.digest,
         read.fingerprint,
         read.problems,
-        {k: v for k, v in read.trial.items() if k not in timeless},
+        read.trial,
         {
-            label: [{k: v for k, v in row.items() if k not in timeless} for row in rows]
+            label: [_without(apps.get_model(label), row, "created_at") for row in rows]
             for label, rows in read.children.items()
         },
     )
+
+
+def _without(model: type[Model], row: Row, attname: str) -> tuple[object, ...]:
+    """A prepared row's columns, the column `attname` left out (if the row has it)."""
+    columns = row.split(b"\t") if isinstance(row, bytes) else list(row)
+    names = [name for name, _, _ in prepared_rows._plan(model)]
+    if attname in names:
+        del columns[names.index(attname)]
+    return tuple(columns)
 
 
 def test_two_different_trials_filed_under_one_name_are_not_merged(
@@ -416,3 +460,25 @@ def test_a_trial_prepared_in_a_reader_process_is_read_again_to_be_updated(
 
     assert sorted(write_all()) == ["unchanged"] * 3 + ["updated"]
     assert Trial.objects.filter(agent_name="another-agent").count() == 1
+
+
+def test_reading_a_chunk_leaves_the_cycle_collector_as_it_found_it(
+    harbor_files: Path, tmp_path: Path
+) -> None:
+    import gc
+
+    from rewards.ingest.discover import ContractTrialItem, Discovery, HarborTrialItem, read_chunk
+
+    job = synthetic_job(harbor_files, tmp_path, 2)
+    items: list[HarborTrialItem | ContractTrialItem] = [
+        i for i in Discovery(str(job)).items() if isinstance(i, HarborTrialItem)
+    ]
+    assert gc.isenabled()
+    assert all(isinstance(r, PreparedTrial) for r in read_chunk(items, None))
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        read_chunk(items, None)
+        assert not gc.isenabled()
+    finally:
+        gc.enable()

@@ -110,3 +110,38 @@ def test_latest_judgments_and_tallies_are_filled_and_verdicts_become_human_judgm
     finally:
         # Annotations are append-only: the flush after this test could not empty them.
         purge_review_data()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_large_columns_use_lz4_on_postgresql_and_the_migration_reverses() -> None:
+    import importlib
+
+    from django.apps import apps
+
+    lz4 = importlib.import_module("rewards.migrations.0010_large_columns_lz4")
+
+    def compressions() -> dict[str, str]:
+        if connection.vendor != "postgresql":
+            return {}
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT attname, attcompression FROM pg_attribute"
+                " WHERE attrelid = 'rewards_trialdetail'::regclass AND attnum > 0"
+            )
+            return {name: method for name, method in cursor.fetchall() if method}
+
+    with connection.schema_editor() as editor:
+        lz4.compression("default")(apps, editor)
+    assert compressions() == {}
+    with connection.schema_editor() as editor:
+        lz4.compression("lz4")(apps, editor)
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT enumvals FROM pg_settings WHERE name = 'default_toast_compression'"
+            )
+            has_lz4 = "lz4" in cursor.fetchone()[0]
+        expected = dict.fromkeys(lz4.LARGE["rewards_trialdetail"], "l") if has_lz4 else {}
+        assert compressions() == expected
+    else:
+        assert compressions() == {}  # nothing to do elsewhere, and nothing fails

@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import pytest
-from django.db import IntegrityError, connection, transaction
+from django.db import IntegrityError, connection, models, transaction
 from django.utils import timezone
 
 from rewards import rules
@@ -21,6 +21,7 @@ from rewards.models import (
     ScorerResult,
     Task,
     Trial,
+    TrialDetail,
 )
 
 pytestmark = pytest.mark.django_db
@@ -408,3 +409,32 @@ def test_deleting_a_trial_takes_its_rows_along(trial: Trial) -> None:
     trial.delete()
     for model in (EvaluationResult, ScorerResult, JudgeVerdict, ErrorTag):
         assert model.objects.count() == 0
+
+
+# --- unsaved: a model instance as Model(**values) builds it --------------------------------
+@pytest.mark.parametrize("model", [Trial, TrialDetail, EvaluationResult, Task])
+def test_unsaved_builds_what_the_model_constructor_builds(model: type[models.Model]) -> None:
+    from rewards.models import unsaved
+
+    plain, fast = model(), unsaved(model)
+    made = {f.attname for f in model._meta.concrete_fields if callable(f.default)}
+    assert fast.__dict__.keys() == plain.__dict__.keys()
+    for name, value in plain.__dict__.items():
+        if name in made:  # a fresh uuid4, dict, list…: of the same kind
+            assert type(getattr(fast, name)) is type(value), name
+        elif name != "_state":
+            assert getattr(fast, name) == value, name
+    assert fast._state.adding
+    assert fast._state.db is None
+
+
+def test_unsaved_sets_relations_and_gives_each_instance_its_own_mutable_defaults() -> None:
+    from rewards.models import unsaved
+
+    trial = Trial(name="t")
+    first, second = unsaved(TrialDetail, trial=trial), unsaved(TrialDetail, trial=trial)
+    assert first.trial is trial
+    assert first.config == {}
+    assert first.config is not second.config
+    with pytest.raises(TypeError, match="unexpected keyword argument 'nope'"):
+        unsaved(TrialDetail, nope=1)

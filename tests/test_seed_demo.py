@@ -343,11 +343,6 @@ def test_trial_names_and_uids_are_unique() -> None:
     assert sum(job.n_trials for job in plan.jobs) == plan.trials
 
 
-def test_copy_escape_protects_copy_text_format() -> None:
-    assert demo.copy_escape("a\tb\nc\rd\\e") == "a\\tb\\nc\\rd\\\\e"
-    assert demo.copy_escape("<script>alert(1)</script>") == "<script>alert(1)</script>"
-
-
 # --- Harbor folders -------------------------------------------------------------------------------
 TRIAL_RESULT_KEYS = {
     "id",

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
 
 from rewards import rules
 from rewards.ingest import writer as writer_module
@@ -750,3 +751,66 @@ def test_a_bug_while_writing_one_trial_loses_only_that_trial(
     assert [(o.trial, o.status) for o in outcomes] == [("fine", "ingested"), ("boom", "invalid")]
     assert outcomes[1].reason == "could not be stored (RuntimeError)"
     assert list(Trial.objects.values_list("name", flat=True)) == ["fine"]
+
+
+# --- rows as inserted: COPY text on PostgreSQL, tuples elsewhere ------------------------------
+def test_copy_text_escapes_what_copy_reads_as_syntax_and_spells_values_as_postgresql_does() -> None:
+    from rewards.ingest.prepared import copy_escape, copy_text
+
+    assert copy_escape("a\tb\nc\rd\\e") == "a\\tb\\nc\\rd\\\\e"
+    assert copy_escape("<script>alert(1)</script>") == "<script>alert(1)</script>"
+    moment = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
+    assert copy_text([None, True, False, 3, 0.25, moment, "x\\N", '{"a": "b\\n"}']) == (
+        '\\N\tt\tf\t3\t0.25\t2026-01-02T03:04:05+00:00\tx\\\\N\t{"a": "b\\\\n"}'
+    )
+
+
+def test_text_that_looks_like_copy_syntax_is_stored_exactly() -> None:
+    hostile = "tab\there\nnewline\rreturn \\N \\. backslash\\ end\t"
+    stored = bundle(
+        agent_name=hostile[:60],
+        stdout_tail=hostile,
+        workspace_diff=hostile * 3,
+        config={"note": hostile, "\\N": None},
+    )
+
+    outcome = BundleWriter().write(stored)
+
+    assert outcome.trial_id is not None
+    trial = Trial.objects.select_related("detail").get(pk=outcome.trial_id)
+    assert trial.agent_name == hostile[:60]
+    assert trial.detail.stdout_tail == hostile
+    assert trial.detail.workspace_diff == hostile * 3
+    assert trial.detail.config == {"note": hostile, "\\N": None}
+    assert BundleWriter().write(stored).status == "unchanged"
+
+
+def test_insert_time_columns_are_the_moment_of_the_insert() -> None:
+    before = timezone.now()
+    outcome = BundleWriter().write(bundle())
+    assert outcome.trial_id is not None
+    trial = Trial.objects.get(pk=outcome.trial_id)
+    assert before <= trial.updated_at <= timezone.now()
+
+
+@pytest.mark.parametrize(
+    "as_read",
+    [
+        {"trajectory": {"steps": [{"message": "x" * 500, "n": 1.5e-07, "ok": None}]}},
+        {"config": {"when": datetime(2026, 1, 2, tzinfo=UTC), "id": uuid.uuid4()}},
+        {"ctrf": {"big": 2**70}},
+    ],
+    ids=["plain JSON", "values only pydantic spells", "an integer beyond 64 bits"],
+)
+def test_the_digest_is_the_canonical_json_of_the_whole_content(as_read: dict[str, Any]) -> None:
+    import orjson
+
+    stored = bundle(**as_read)
+    content = stored.model_dump(mode="json", exclude=writer_module._DIGEST_EXCLUDE)
+    try:
+        canonical = orjson.dumps(content, option=orjson.OPT_SORT_KEYS)
+    except TypeError:
+        canonical = json.dumps(
+            content, sort_keys=True, separators=(",", ":"), ensure_ascii=False
+        ).encode()
+    assert content_digest(stored) == hashlib.sha256(canonical).hexdigest()

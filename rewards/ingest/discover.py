@@ -15,6 +15,8 @@ sub-folder that holds nothing ingestible is reported by name, never skipped in s
 
 from __future__ import annotations
 
+import gc
+import itertools
 import logging
 import multiprocessing
 import os
@@ -259,6 +261,23 @@ def read_chunk(
     """Read trial items and prepare their rows; runs in a reader process (what it returns
     pickles as plain data). An item whose folder still has its `stored` fingerprint is
     "unchanged" and is not read."""
+    # Reading allocates many short-lived containers (parsed JSON) that reference counting
+    # frees; the cycle collector would walk them again and again (a tenth of the time).
+    # Whatever cycles the chunk leaves are collected once it is done.
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        return _read_chunk(items, job, stored)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _read_chunk(
+    items: list[HarborTrialItem | ContractTrialItem],
+    job: str | None,
+    stored: list[StoredTrial | None] | None,
+) -> list[Read]:
     outcomes: list[Read] = []
     for index, item in enumerate(items):
         try:
@@ -295,8 +314,10 @@ class ItemReader:
     must run in this process (it holds the database connection), so large runs are read
     by `workers` reader processes, one per core: this process mostly waits on them and on
     the database. A prepared trial pickles as plain data, so handing it over is cheap. The
-    processes start once the run has seen `parallel_after` trials: for a few hundred,
-    starting them costs more than it saves. Outcomes come back in discovery order.
+    processes start as soon as discovery (which looks ahead) finds more than
+    `parallel_after` items, and this process reads those first ones while they start: for
+    a few hundred trials, starting them costs more than it saves. Trials' outcomes come back
+    in discovery order.
 
     `stored`, when given, tells what is stored of each Harbor trial folder: one whose
     fingerprint still matches is "unchanged" and is not read at all (fingerprints are taken
@@ -309,7 +330,7 @@ class ItemReader:
         workers: int,
         *,
         chunk: int = 100,
-        window: int = 6,
+        window: int = 16,
         parallel_after: int = 1000,
         stored: Callable[[HarborTrialItem, str | None], StoredTrial | None] | None = None,
     ) -> None:
@@ -319,25 +340,62 @@ class ItemReader:
         self.window = window
         self.parallel_after = parallel_after
         self.stored = stored
-        self._seen = 0
         self._pool: ProcessPoolExecutor | None = None
         self._inflight: deque[tuple[Future[list[Read]], list[Any]]] = deque()
 
     def outcomes(self, items: Iterator[Item]) -> Iterator[Read]:
+        stream = iter(items)
+        # Discovery is cheap: look ahead to learn whether this run is large.
+        head = list(itertools.islice(stream, self.parallel_after + 1))
+        if len(head) <= self.parallel_after or self._start_pool() is None:
+            yield from self._through(itertools.chain(head, stream))
+            return
+        # A large run: the reader processes start now, with a window of chunks from after
+        # the head handed to them first, and this process reads the head meanwhile, so
+        # neither waits for the other (starting them takes about as long as the head).
+        rest = itertools.chain(head[self.parallel_after :], stream)
+        early = list(self._through(rest, limit=self.window * self.chunk))
+        yield from self._here(head[: self.parallel_after])
+        yield from early
+        yield from self._through(rest)
+
+    def _through(self, items: Iterator[Item], limit: int | None = None) -> Iterator[Read]:
+        """Every item's outcomes; trials read in chunks (by the reader processes, once
+        started), others here. `limit`: stop after that many trials handed out (their
+        chunks may still be in flight: nothing is collected before the window is full)."""
         batch: list[HarborTrialItem | ContractTrialItem] = []
+        handed = 0
         for item in items:
             if isinstance(item, HarborTrialItem | ContractTrialItem):
                 batch.append(item)
                 if len(batch) >= self.chunk:
+                    handed += len(batch)
                     yield from self._dispatch(batch)
                     batch = []
+                    if limit is not None and handed >= limit:
+                        return
             else:
-                for read in read_item(item, self.job):
-                    yield read if isinstance(read, Problem) else BundleWriter.prepared(read)
+                yield from self._here([item])
         if batch:
             yield from self._dispatch(batch)
-        while self._inflight:
-            yield from self._collect()
+        if limit is None:
+            while self._inflight:
+                yield from self._collect()
+
+    def _here(self, items: list[Item]) -> Iterator[Read]:
+        """Items read in this process, in order."""
+        batch: list[HarborTrialItem | ContractTrialItem] = []
+        for item in items:
+            if isinstance(item, HarborTrialItem | ContractTrialItem):
+                batch.append(item)
+                continue
+            if batch:
+                yield from read_chunk(batch, self.job, self._stored(batch))
+                batch = []
+            for read in read_item(item, self.job):
+                yield read if isinstance(read, Problem) else BundleWriter.prepared(read)
+        if batch:
+            yield from read_chunk(batch, self.job, self._stored(batch))
 
     def close(self) -> None:
         if self._pool is not None:
@@ -345,8 +403,7 @@ class ItemReader:
             self._pool = None
 
     def _dispatch(self, batch: list[HarborTrialItem | ContractTrialItem]) -> Iterator[Read]:
-        self._seen += len(batch)
-        pool = self._ensure_pool()
+        pool = self._pool
         if pool is None:
             yield from read_chunk(batch, self.job, self._stored(batch))
             return
@@ -377,8 +434,8 @@ class ItemReader:
             log.warning("a reader process failed; reading its trials in the main process")
             yield from read_chunk(batch, self.job, self._stored(batch))
 
-    def _ensure_pool(self) -> ProcessPoolExecutor | None:
-        if self._pool is None and self.workers > 0 and self._seen > self.parallel_after:
+    def _start_pool(self) -> ProcessPoolExecutor | None:
+        if self._pool is None and self.workers > 0:
             # forkserver, not fork: this process holds a database connection and maybe
             # threads (the progress bar); the readers need neither, only this module.
             try:

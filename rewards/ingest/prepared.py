@@ -19,7 +19,7 @@ import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 from uuid import UUID
 
 import orjson
@@ -34,6 +34,7 @@ from rewards.models import (
     Task,
     Trial,
     TrialDetail,
+    unsaved,
 )
 from rewards.schemas import JobRecord, TaskRecord, TrialBundle
 
@@ -73,17 +74,23 @@ _PLAIN_FIELDS = (
     models.BooleanField,
 )
 # How a column's value becomes the value inserted.
-_AS_IS, _NOW, _JSON, _JSON_OR_NULL, _ADAPTED = range(5)
+_AS_IS, _JSON, _JSON_OR_NULL, _ADAPTED = range(4)
+
+
+def _stamped(f: models.Field[Any, Any]) -> bool:
+    """Set by the database write itself (`auto_now`, `auto_now_add`), not by the content."""
+    return bool(getattr(f, "auto_now", False) or getattr(f, "auto_now_add", False))
 
 
 @functools.cache
 def _plan(model: type[models.Model]) -> tuple[tuple[str, int, models.Field[Any, Any]], ...]:
-    """Each column a prepared row carries, with how its value is made ready (once a model)."""
+    """Each column a prepared row carries, with how its value is made ready (once a model).
+    The insert's moment (`stamp_fields`) is not part of the row: the inserter adds it."""
     plan = []
     for f in columns_of(model):
-        if getattr(f, "auto_now", False) or getattr(f, "auto_now_add", False):
-            kind = _NOW  # what `pre_save` would set: these rows are always new
-        elif isinstance(f, models.JSONField):
+        if _stamped(f):
+            continue
+        if isinstance(f, models.JSONField):
             kind = _JSON_OR_NULL if f.null else _JSON
         elif isinstance(f, _PLAIN_FIELDS):
             kind = _AS_IS
@@ -93,22 +100,109 @@ def _plan(model: type[models.Model]) -> tuple[tuple[str, int, models.Field[Any, 
     return tuple(plan)
 
 
-def _row(instance: models.Model, now: datetime) -> dict[str, Any]:
+@functools.cache
+def stamp_fields(model: type[models.Model]) -> tuple[models.Field[Any, Any], ...]:
+    return tuple(f for f in columns_of(model) if _stamped(f))
+
+
+def _values(instance: models.Model) -> list[Any]:
+    """The row's values in `_plan` order, adapted for the database."""
     values = instance.__dict__
-    row = {}
+    row = []
     for attname, kind, f in _plan(type(instance)):
         value = values[attname]
         if kind == _AS_IS:
             pass
-        elif kind == _NOW:
-            value = now
         elif kind == _JSON or (kind == _JSON_OR_NULL and value is not None):
             value = json_text(value)
         elif kind == _ADAPTED and value is not None and not isinstance(value, _PLAIN):
             # Needs the backend's operations, not a connection.
             value = f.get_db_prep_save(value, connection)
-        row[attname] = value
+        row.append(value)
     return row
+
+
+# --- PostgreSQL's COPY text format -----------------------------------------------------------
+def copy_escape(text: str) -> str:
+    r"""Escape text for COPY's text format: only backslash, tab, newline and CR are special."""
+    if "\\" in text:
+        text = text.replace("\\", "\\\\")
+    if "\t" in text or "\n" in text or "\r" in text:
+        text = text.replace("\t", "\\t").replace("\n", "\\n").replace("\r", "\\r")
+    return text
+
+
+def copy_value(value: Any) -> str:
+    r"""One column's value, as the database takes it, in COPY text (\N is NULL)."""
+    if value is None:
+        return r"\N"
+    if value is True or value is False:
+        return "t" if value else "f"
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if isinstance(value, int | float):
+        return str(value)
+    return copy_escape(str(value))
+
+
+def copy_text(values: Iterable[Any]) -> str:
+    """Columns in COPY text, tab-separated, without the line's end."""
+    return "\t".join(map(copy_value, values))
+
+
+# A prepared row: its columns as COPY text (PostgreSQL), or as a tuple (elsewhere). Either
+# pickles as one string or a few scalars, and the inserter only adds the links in front.
+Row = bytes | tuple[Any, ...]
+
+
+def _text(value: Any) -> str:
+    return copy_escape(value if type(value) is str else str(value))
+
+
+def _json(value: Any) -> str:
+    return copy_escape(json_text(value))
+
+
+def _bool(value: Any) -> str:
+    return "t" if value else "f"
+
+
+def _adapted(f: models.Field[Any, Any], value: Any) -> str:
+    if not isinstance(value, _PLAIN):
+        value = f.get_db_prep_save(value, connection)
+    return copy_value(value)
+
+
+@functools.cache
+def _copy_plan(model: type[models.Model]) -> tuple[tuple[str, Any], ...]:
+    """Each column of `_plan` with the function that writes a (non-NULL) value as COPY text."""
+    plan = []
+    for attname, kind, f in _plan(model):
+        if kind in (_JSON, _JSON_OR_NULL):
+            write: Any = _json
+        elif kind == _ADAPTED:
+            write = functools.partial(_adapted, f)
+        elif isinstance(f, models.BooleanField):
+            write = _bool
+        elif isinstance(f, models.IntegerField | models.FloatField):
+            write = str
+        else:
+            write = _text
+        plan.append((attname, write))
+    return tuple(plan)
+
+
+def _row(instance: models.Model) -> Row:
+    """The instance's row: COPY text on PostgreSQL, a tuple of adapted values elsewhere."""
+    if connection.vendor != "postgresql":
+        return tuple(_values(instance))
+    values = instance.__dict__
+    return "\t".join(
+        [
+            r"\N" if (value := values[attname]) is None else write(value)
+            for attname, write in _copy_plan(type(instance))
+        ]
+    ).encode()
 
 
 @dataclass(slots=True)
@@ -118,9 +212,11 @@ class PreparedTrial:
     job: JobRecord
     task: TaskRecord
     uid: UUID
-    # Trial columns by attname (links left out): name, content digest and fingerprint too.
-    trial: dict[str, Any]
-    children: dict[str, list[dict[str, Any]]]  # model label → rows
+    name: str
+    digest: str  # the content digest
+    fingerprint: str  # the folder's, when read from one
+    trial: Row  # its columns (`_plan(Trial)` order), name, digest and fingerprint among them
+    children: dict[str, list[Row]]  # model label → rows
     problems: int = 0
     first_problem: str = ""
     has_annotations: bool = False
@@ -139,18 +235,6 @@ class PreparedTrial:
     def __setstate__(self, state: dict[str, Any]) -> None:
         for name, value in state.items():
             setattr(self, name, value)
-
-    @property
-    def name(self) -> str:
-        return str(self.trial["name"])
-
-    @property
-    def digest(self) -> str:
-        return str(self.trial["content_digest"])
-
-    @property
-    def fingerprint(self) -> str:
-        return str(self.trial["source_fingerprint"])
 
     @property
     def key(self) -> tuple[str, str]:
@@ -173,14 +257,14 @@ def prepare(bundle: TrialBundle, digest: str, *, fingerprint: str = "") -> Prepa
     """The rows `bundle` stores (the bundle and digest as `BundleWriter._checked` gives them)."""
     from rewards.ingest.writer import child_rows, summary_of, trial_columns_of
 
-    now = timezone.now()
+    now = timezone.now()  # unsaved children's own times (a result's `evaluated_at`…)
     record = bundle.trial
-    trial = Trial(name=record.name, uid=record.uid, **trial_columns_of(bundle))
+    trial = unsaved(Trial, name=record.name, uid=record.uid, **trial_columns_of(bundle))
     # Only the pass threshold is read, for the human side, which a new trial does not have.
-    trial.task = Task(pass_threshold=bundle.task.pass_threshold)
+    trial.task = unsaved(Task, pass_threshold=bundle.task.pass_threshold)
     trial.apply_summary(summary_of(bundle, bundle.current_result))
     children = {
-        model._meta.label: [_row(row, now) for row in rows]
+        model._meta.label: [_row(row) for row in rows]
         for model, rows in child_rows(bundle, trial, now).items()
     }
     problems = record.ingest_problems
@@ -194,7 +278,10 @@ def prepare(bundle: TrialBundle, digest: str, *, fingerprint: str = "") -> Prepa
         job=bundle.job,
         task=bundle.task,
         uid=record.uid,
-        trial=_row(trial, now),
+        name=record.name,
+        digest=digest,
+        fingerprint=fingerprint,
+        trial=_row(trial),
         children=children,
         problems=len(problems),
         first_problem=first,
@@ -220,8 +307,6 @@ class RowInserter:
 
     def __init__(self) -> None:
         self.copy = connection.vendor == "postgresql"
-        models_: tuple[type[models.Model], ...] = (Trial, *CHILD_MODELS)
-        self._fields = {model: columns_of(model) for model in models_}
 
     def reserve_ids(self, n: int) -> list[int] | None:
         """Trial ids for `n` new trials when the database hands them out up front
@@ -232,30 +317,35 @@ class RowInserter:
         self,
         model: type[models.Model],
         links: dict[str, Sequence[Any]],
-        rows: Sequence[dict[str, Any]],
+        rows: Sequence[Row],
     ) -> None:
-        """Rows of `model`, each with its link columns (`links`: column → one value a row)."""
+        """Rows of `model`, each with its link columns (`links`: column → one value a row)
+        and the moment of this insert in its `auto_now` columns."""
         if not rows:
             return
-        fields = self._fields[model]
-        names = [*links, *(f.attname for f in fields)]  # attname is the column here
-        linked = [[values[i] for values in links.values()] for i in range(len(rows))]
+        stamps = stamp_fields(model)
+        names = [*links, *(f.attname for f in stamps), *(a for a, _, _ in _plan(model))]
+        now = timezone.now()
+        moment = [f.get_db_prep_save(now, connection) for f in stamps]
+        linked = zip(*links.values(), strict=True)
         quote = connection.ops.quote_name
         table = quote(model._meta.db_table)
-        cols = ", ".join(quote(name) for name in names)
+        cols = ", ".join(quote(name) for name in names)  # attname is the column here
         with connection.cursor() as cursor:
             if self.copy:
                 sql = f"COPY {table} ({cols}) FROM STDIN"
+                head = "".join(f"{copy_value(v)}\t" for v in moment).encode()
                 # psycopg's errors raised as Django's (IntegrityError…), as for an execute.
                 with connection.wrap_database_errors, cursor.copy(sql) as copy:
-                    for link, row in zip(linked, rows, strict=True):
-                        copy.write_row([*link, *(row[f.attname] for f in fields)])
+                    copy.write(
+                        b"".join(
+                            b"%b%b%b\n"
+                            % (b"".join(b"%d\t" % v for v in link), head, cast(bytes, row))
+                            for link, row in zip(linked, rows, strict=True)
+                        )
+                    )
                 return
-            attnames = [f.attname for f in fields]
-            params = [
-                [*link, *map(row.__getitem__, attnames)]
-                for link, row in zip(linked, rows, strict=True)
-            ]
+            params = [(*link, *moment, *row) for link, row in zip(linked, rows, strict=True)]
             marks = ", ".join(["%s"] * len(names))
             # Table and column names come from the models, never from input.
             sql = f"INSERT INTO {table} ({cols}) VALUES ({marks})"  # noqa: S608
@@ -264,9 +354,9 @@ class RowInserter:
 
 def child_links(
     trial_ids: Iterable[int], prepared: Sequence[PreparedTrial]
-) -> dict[type[models.Model], tuple[list[int], list[dict[str, Any]]]]:
+) -> dict[type[models.Model], tuple[list[int], list[Row]]]:
     """Every child row of the prepared trials, by model, with the trial id of each."""
-    out: dict[type[models.Model], tuple[list[int], list[dict[str, Any]]]] = {
+    out: dict[type[models.Model], tuple[list[int], list[Row]]] = {
         model: ([], []) for model in CHILD_MODELS
     }
     for trial_id, p in zip(trial_ids, prepared, strict=True):

@@ -36,6 +36,7 @@ from rewards.models import (
     TrialDetail,
     column_values,
     record_columns,
+    unsaved,
 )
 
 if TYPE_CHECKING:
@@ -111,7 +112,28 @@ def _content(bundle: TrialBundle) -> dict[str, Any]:
     return bundle.model_dump(mode="json", exclude=_DIGEST_EXCLUDE)
 
 
+# Trial fields holding JSON as it was read, an agent's whole trajectory among them: the
+# digest serialises them as they are rather than having pydantic copy them first. Anything
+# in them that is not plain JSON data (a datetime, a str subclass…) makes orjson refuse,
+# and the digest is then taken from pydantic's copy: the same bytes either way.
+_AS_READ = ("trajectory", "config", "ctrf")
+_DIGEST_EXCLUDE_AS_READ: dict[str, Any] = {**_DIGEST_EXCLUDE, "trial": set(_AS_READ)}
+_PLAIN_JSON_ONLY = (
+    orjson.OPT_SORT_KEYS
+    | orjson.OPT_PASSTHROUGH_DATETIME
+    | orjson.OPT_PASSTHROUGH_DATACLASS
+    | orjson.OPT_PASSTHROUGH_SUBCLASS
+)
+
+
 def _canonical(bundle: TrialBundle) -> bytes:
+    data = bundle.model_dump(mode="json", exclude=_DIGEST_EXCLUDE_AS_READ)
+    for name in _AS_READ:
+        data["trial"][name] = getattr(bundle.trial, name)
+    try:
+        return orjson.dumps(data, option=_PLAIN_JSON_ONLY)
+    except TypeError:
+        pass
     data = _content(bundle)
     try:
         return orjson.dumps(data, option=orjson.OPT_SORT_KEYS)
@@ -607,7 +629,7 @@ def child_rows(
     The writer and `seed_demo`'s fast loader both build rows here, so they store the same.
     """
     rows: dict[type[models.Model], list[models.Model]] = {
-        TrialDetail: [TrialDetail(trial=trial, **column_values(bundle.trial, TrialDetail))]
+        TrialDetail: [unsaved(TrialDetail, trial=trial, **column_values(bundle.trial, TrialDetail))]
     }
     rows[EvaluationResult] = [EvaluationResult.from_record(trial, r, now) for r in bundle.results]
     rows[ScorerResult] = list(_scorer_rows(trial, bundle))
