@@ -482,3 +482,30 @@ def test_reading_a_chunk_leaves_the_cycle_collector_as_it_found_it(
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+def test_reading_a_fingerprinted_trial_lists_no_folder_again(
+    harbor_files: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import os
+
+    from rewards.ingest.discover import Discovery, HarborTrialItem, read_item
+    from rewards.ingest.files import Problem
+
+    job = synthetic_job(harbor_files, tmp_path, 1)
+    item = next(i for i in Discovery(str(job)).items() if isinstance(i, HarborTrialItem))
+    fingerprint = item.folder.fingerprint()
+    listed: list[str] = []
+    real_scandir = os.scandir
+
+    def scandir(path: str) -> Any:
+        listed.append(path)
+        return real_scandir(path)
+
+    monkeypatch.setattr(os, "scandir", scandir)
+    read = next(read_item(item))
+
+    assert fingerprint
+    assert not isinstance(read, Problem)
+    assert listed == []
+    assert item.folder.fingerprint() == fingerprint

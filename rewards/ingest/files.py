@@ -160,7 +160,7 @@ class Root:
 class Folder:
     """A directory inside a `Root`, listed once."""
 
-    __slots__ = ("_entries", "_error", "path", "rel", "root")
+    __slots__ = ("_children", "_entries", "_error", "path", "rel", "root")
 
     def __init__(self, root: Root, path: str, rel: str) -> None:
         self.root = root
@@ -168,6 +168,7 @@ class Folder:
         self.rel = rel
         self._entries: dict[str, os.DirEntry[str]] | None = None
         self._error = ""
+        self._children: dict[str, Folder] = {}  # sub-folders (not symlinks), listed once
 
     def __reduce__(self) -> tuple[type[Folder], tuple[Root, str, str]]:
         # Sent to a reader process without its listing (DirEntry objects do not pickle);
@@ -232,13 +233,19 @@ class Folder:
         entry = self.entries.get(name)
         if entry is None:
             return None
+        if not entry.is_symlink():
+            return self._subfolder(name, entry) if entry.is_dir(follow_symlinks=False) else None
         target = self._target(entry)
-        if entry.is_symlink():
-            if not os.path.isdir(target):
-                return None
-        elif not entry.is_dir(follow_symlinks=False):
+        if not os.path.isdir(target):
             return None
         return Folder(self.root, target, self.rel_to(name))
+
+    def _subfolder(self, name: str, entry: os.DirEntry[str]) -> Folder:
+        """A real sub-folder, the same object each time (so it is listed once)."""
+        folder = self._children.get(name)
+        if folder is None:
+            folder = self._children[name] = Folder(self.root, entry.path, self.rel_to(name))
+        return folder
 
     def subfolder_names(self) -> list[str]:
         """Names of the entries that are folders or symlinks to folders, sorted."""
@@ -262,38 +269,37 @@ class Folder:
         the fingerprint it stored last time need not read them again. Symlinks count by
         their target (a changed target changes the fingerprint); linked folders are not
         walked. '' for a tree larger than `max_entries` or one that cannot be listed:
-        such a folder is always read.
+        such a folder is always read. The listings it takes are this folder's own (and its
+        sub-folders'), so reading the trial afterwards lists nothing again.
         """
         seen: list[tuple[str, int, int]] = []
         append = seen.append
         try:
-            pending = [(self.path, "", os.stat(self.path).st_mtime_ns)]
+            pending = [(self, "", os.stat(self.path).st_mtime_ns)]
         except OSError:
             return ""
         while pending:
-            path, rel, mtime = pending.pop()
+            folder, rel, mtime = pending.pop()
             append((rel, -1, mtime))
-            try:
-                with os.scandir(path) as scan:
-                    entries = list(scan)
-            except OSError:
+            entries = folder.entries
+            if folder._error or len(seen) + len(entries) > max_entries:
                 return ""
-            if len(seen) + len(entries) > max_entries:
-                return ""
-            for entry in entries:
+            for name, entry in entries.items():
                 try:
                     if entry.is_symlink():
                         info = os.stat(entry.path)  # the target's, not the link's
-                        append((f"{rel}/{entry.name}", info.st_size, info.st_mtime_ns))
+                        append((f"{rel}/{name}", info.st_size, info.st_mtime_ns))
                         continue
                     info = entry.stat(follow_symlinks=False)
                 except OSError:
-                    append((f"{rel}/{entry.name}", -2, 0))
+                    append((f"{rel}/{name}", -2, 0))
                     continue
                 if entry.is_dir(follow_symlinks=False):
-                    pending.append((entry.path, f"{rel}/{entry.name}", info.st_mtime_ns))
+                    pending.append(
+                        (folder._subfolder(name, entry), f"{rel}/{name}", info.st_mtime_ns)
+                    )
                 else:
-                    append((f"{rel}/{entry.name}", info.st_size, info.st_mtime_ns))
+                    append((f"{rel}/{name}", info.st_size, info.st_mtime_ns))
         seen.sort()
         text = repr(seen).encode("utf-8", "surrogateescape")
         return hashlib.blake2b(text, digest_size=16).hexdigest()
