@@ -131,6 +131,8 @@ def exact_or_none(value: str) -> str:
 
 JUDGMENTS = ("pass", "fail", "defer")
 MAX_JUDGED = 10
+# Conditions nested in one probe of the latest judgments (`TrialFilterForm._judged`).
+JUDGED_NESTED = 4
 MAX_JUDGED_LENGTH = 160  # a username (150) and ":judgment"
 
 
@@ -301,10 +303,14 @@ def _option(value: str, label: str, selected: bool) -> SafeString:
 
 
 class JobChoices(BaseChoiceIterator):
-    """The job <select>'s options, "All jobs" first, from the cache when they are read."""
+    """A job <select>'s options, the empty one first ("All jobs" for a filter), from the
+    cache when they are read."""
+
+    def __init__(self, empty_label: str = "All jobs") -> None:
+        self.empty_label = empty_label
 
     def __iter__(self) -> Iterator[tuple[str, str]]:
-        yield ("", "All jobs")
+        yield ("", self.empty_label)
         yield from job_choices()
 
 
@@ -421,6 +427,22 @@ class TrialFilterForm(forms.Form):
         return bool(self._value("counted") == "blind")
 
     @property
+    def only_job(self) -> Job | None:
+        """The job, when it is the only filter that narrows the trials (agreement then reads
+        that job's kept tallies)."""
+        job = self._value("job")
+        if job is None:
+            return None
+        narrowing = (
+            name
+            for name in self.fields
+            if name not in {"sort", "after", "overlap", "blind", "counted", "job"}
+        )
+        if any(self._value(name) not in (None, "", []) for name in narrowing):
+            return None
+        return cast(Job, job)
+
+    @property
     def is_filtered(self) -> bool:
         return any(
             self._value(name) not in (None, "", [])
@@ -528,23 +550,36 @@ class TrialFilterForm(forms.Form):
             queryset = queryset.filter(passed if outcome == "pass" else ~passed)
         if judge_model := value("judge_model"):
             queryset = queryset.filter(judge_model=exact_or_none(judge_model))
+        conditions = [parse_judged(text) for text in value("judged") or []]
         if judgment := value("reviewer_judgment"):
-            queryset = queryset.filter(self._judged(None, judgment))
-        # Every condition of "latest judgments" holds (each is one indexed probe).
-        for text in value("judged") or []:
-            queryset = queryset.filter(self._judged(*parse_judged(text)))
+            conditions.insert(0, (None, judgment))
+        # Nested a few at a time: SQLite's parser refuses deeper nesting (MAX_JUDGED + 1).
+        for i in range(0, len(conditions), JUDGED_NESTED):
+            queryset = queryset.filter(self._judged(conditions[i : i + JUDGED_NESTED]))
         return queryset
 
-    def _judged(self, username: str | None, judgment: str) -> Exists:
-        """The outer trial has a counted judgment `judgment` (by that reviewer, if named)."""
-        rows = self.counted_judgments().filter(
-            trial=OuterRef("pk"), **{self.counted_field: judgment}
-        )
-        if username is not None:
-            # The reviewer's id, looked up once (not a join per probed trial).
-            reviewer = User.objects.filter(username=username).values("pk")[:1]
-            rows = rows.filter(reviewer=Subquery(reviewer))
-        return Exists(rows)
+    def _judged(self, conditions: list[tuple[str | None, str]]) -> Exists:
+        """The outer trial has every counted judgment of `conditions` (each by that reviewer,
+        if named): each an indexed probe of the latest judgments.
+
+        The conditions nest, each one's probe inside the previous one's (on its trial), so
+        the trial query has a single semi-join: with one per condition PostgreSQL spends
+        longer planning the join order (3.5 ms for two) than running the query (0.5 ms).
+        """
+        inner: Exists | None = None
+        for i, (username, judgment) in reversed(list(enumerate(conditions))):
+            condition: dict[str, Any] = {
+                "trial": OuterRef("pk" if i == 0 else "trial_id"),
+                self.counted_field: judgment,
+            }
+            if username is not None:
+                # The reviewer's id, looked up once (not a join per probed trial).
+                condition["reviewer"] = Subquery(
+                    User.objects.filter(username=username).values("pk")[:1]
+                )
+            rows = self.counted_judgments().filter(*([] if inner is None else [inner]), **condition)
+            inner = Exists(rows)
+        return cast(Exists, inner)  # the conditions are never empty
 
     def counted_judgments(self) -> QuerySet[LatestJudgment]:
         """The judgments agreement counts: each reviewer's latest (blind ones, if asked)."""
