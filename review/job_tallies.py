@@ -183,7 +183,10 @@ def _row_subtract(alias: str) -> str:
         for name, expr in COUNTERS
     )
     match = " AND ".join(f"{column} = {alias}.{column}" for column in KEY)
-    return f"UPDATE {_TALLY} SET {taken} WHERE {match}"
+    # Without its task (only while a test database is emptied table by table) a trial's
+    # counts cannot be computed: its tally row is left as it is.
+    task = f"EXISTS (SELECT 1 FROM rewards_task k WHERE k.id = {alias}.task_id)"
+    return f"UPDATE {_TALLY} SET {taken} WHERE {match} AND {task}"
 
 
 def sqlite_statements() -> list[str]:
