@@ -182,7 +182,8 @@ def compare(a: Job, b: Job) -> Comparison:
         )
     regressed = [t for t in tasks if t.a["verifier"] is True and t.b["verifier"] is False]
     improved = [t for t in tasks if t.a["verifier"] is False and t.b["verifier"] is True]
-    first = first_trials(a, b, [t.task_id for t in (*regressed, *improved)[: 2 * MAX_FLIPS]])
+    listed = [*regressed[:MAX_FLIPS], *improved[:MAX_FLIPS]]
+    first = first_trials(a, b, [t.task_id for t in listed])
     return Comparison(
         a=a,
         b=b,
