@@ -1,7 +1,9 @@
 """Aggregates for the jobs pages: trial counts, mean reward, each gate's pass rate, review progress.
 
-One aggregate expression set, used over a job's trials, per task, per agent and model, and
-across jobs; each page runs a fixed number of queries whatever the number of trials.
+The jobs list sums each listed job's trials with one aggregate expression set; one job's
+page adds up the job's kept tallies (review.job_tallies) to the same figures, in total, per
+task and per agent and model. Each page runs a fixed number of queries whatever the number
+of trials.
 """
 
 from __future__ import annotations
