@@ -9,18 +9,16 @@ them also among the first reviewer's) by a second, a third of each reviewer's ju
 blind, and every fortieth trial judged twice by the first reviewer (an earlier judgment it
 changed its mind about). The trials' human summary columns are brought up to date the way
 the review app keeps them, and the latest judgments and agreement's tallies are recounted
-(review migration 0007's `rebuild`).
+(`review.tallies.rebuild`); the job tallies follow the trials and annotations by themselves
+(database triggers).
 
-Each page is sampled alternately with the bare page (`bench.run.compare`). "Every interval
-computed" clears the bootstrap's remembered intervals before each request (the first view
-after the counts changed); "intervals remembered" keeps them, as repeated views of the same
-counts find them (each process remembers the intervals of the counts it has seen).
+Each page is sampled alternately with the bare page (`bench.run.compare`). Every request
+computes all of its figures, κ intervals included (nothing is remembered between requests).
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -94,6 +92,7 @@ def ensure_annotations() -> int:
     from django.contrib.auth.models import Group, User
     from django.db import connection, transaction
 
+    from review import tallies
     from review.models import Annotation
 
     group, _ = Group.objects.get_or_create(name="reviewer")
@@ -135,9 +134,8 @@ def ensure_annotations() -> int:
                     [users[index].pk],
                 )
         cursor.execute(_HUMAN_SUMMARY)
-        # Added around the application: recount the latest judgments and agreement's tallies
-        # the way the migration that made them does.
-        importlib.import_module("review.migrations.0007_latest_judgment").rebuild(connection)
+        # Added around the application: recount the latest judgments and agreement's tallies.
+        tallies.rebuild(connection)
     return Annotation.objects.count()
 
 
@@ -145,7 +143,6 @@ def bench_science(trials: int, repeat: int) -> list[Figure]:
     from django.db import connection
     from django.db.models import Count
 
-    from rewards import agreement
     from rewards.models import Job
 
     say(f"science: {trials:,} trials on {connection.vendor}")
@@ -158,35 +155,26 @@ def bench_science(trials: int, repeat: int) -> list[Figure]:
     a, b = Job.objects.annotate(n=Count("trials")).order_by("-n", "id")[:2]
     say(f"  {annotations:,} annotations; jobs of {a.n:,} and {b.n:,} trials")
 
-    def get(url: str, fresh: bool = True) -> Callable[[], object]:
+    def get(url: str) -> Callable[[], object]:
         def fetch() -> object:
-            if fresh:
-                agreement.forget_intervals()
             response = client.get(url)
             assert response.status_code == 200, (url, response.status_code)
             return response
 
         return fetch
 
-    bare = get("/bench/bare-50/", fresh=False)
-    fresh = "every interval computed"
-    remembered = "intervals remembered"
+    bare = get("/bench/bare-50/")
     cases = [
-        (f"agreement, whole database, {remembered}", "/agreement/", False, BUDGET),
-        (f"agreement by judge model, {remembered}", "/agreement/?by=judge_model", False, BUDGET),
-        (f"agreement, blind only, {remembered}", "/agreement/?counted=blind", False, BUDGET),
-        (f"agreement, whole database, {fresh}", "/agreement/", True, BUDGET),
-        (f"agreement of one job, {fresh}", f"/agreement/?job={a.pk}", True, ""),
-        (f"compare two jobs, {remembered}", f"/compare/?a={a.pk}&b={b.pk}", False, ""),
-        (f"compare two jobs, {fresh}", f"/compare/?a={a.pk}&b={b.pk}", True, ""),
-        ("job page with plots", f"/jobs/{a.pk}/", False, ""),
-        ("explorer, a reviewer's latest is fail", "/?reviewer_judgment=fail", False, BUDGET),
-        ("explorer, a pair's cell", pair_cell_url(), False, BUDGET),
+        ("agreement, whole database", "/agreement/"),
+        ("agreement by judge model", "/agreement/?by=judge_model"),
+        ("agreement, blind only", "/agreement/?counted=blind"),
+        ("agreement of one job", f"/agreement/?job={a.pk}"),
+        ("compare two jobs", f"/compare/?a={a.pk}&b={b.pk}"),
+        ("job page with plots", f"/jobs/{a.pk}/"),
+        ("explorer, a reviewer's latest is fail", "/?reviewer_judgment=fail"),
+        ("explorer, a pair's cell", pair_cell_url()),
     ]
-    return [
-        compare(f"{name} / bare page", get(url, fresh), bare, budget, repeat)
-        for name, url, fresh, budget in cases
-    ]
+    return [compare(f"{name} / bare page", get(url), bare, BUDGET, repeat) for name, url in cases]
 
 
 def pair_cell_url() -> str:

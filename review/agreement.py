@@ -10,30 +10,35 @@ Everything is counted by the database, from each reviewer's latest judgment of e
 the three comparisons and of one breakdown dimension, and one self-join on the trial gives
 the reviewer pairs. Over every trial those two are read from the tallies the review app
 keeps as judgments and gates change (`JudgmentTally`, `PairTally`), a few hundred rows
-whatever the number of trials. Python only adds up grouped rows and computes the statistics
+whatever the number of trials; under a filter by one job alone, from that job's
+(`JobJudgmentTally`, `JobPairTally`). Python only adds up grouped rows and computes the statistics
 (`rewards.agreement`) from them, so the page costs the same number of queries whatever the
 number of trials.
 """
 
 from __future__ import annotations
 
+import html
 from collections import defaultdict
-from collections.abc import Iterable
 from dataclasses import dataclass, field
-from functools import cached_property
-from typing import Any
+from functools import cached_property, lru_cache
+from typing import Any, cast
 from urllib.parse import urlencode
 
-from django.contrib.auth.models import User
 from django.db import connection
 from django.db.models import Count, F, QuerySet, Sum
 from django.http import QueryDict
 from django.urls import reverse
-from django.utils.html import format_html
 from django.utils.safestring import SafeString
 
 from review.filters import NONE_VALUE, TrialFilterForm, judged_value
-from review.models import JudgmentTally, LatestJudgment, PairTally
+from review.models import (
+    JobJudgmentTally,
+    JobPairTally,
+    JudgmentTally,
+    LatestJudgment,
+    PairTally,
+)
 from review.templatetags.review_tags import percent, score
 from rewards import agreement
 from rewards.agreement import Interval
@@ -44,9 +49,17 @@ HUMAN_LABELS = ("pass", "fail")
 # The largest groups of a breakdown get their own matrix; the rest are summed up.
 MAX_GROUPS = 12
 MAX_PAIRS = 20
-# A breakdown row's interval is one of many on the page: fewer replicates keep it quick.
-GROUP_REPLICATES = 500
-PAIR_COLUMNS = ("reviewer_a_id", "reviewer_b_id", "judgment_a", "judgment_b", "raters", "n")
+PAIR_COLUMNS = (
+    "reviewer_a_id",
+    "reviewer_b_id",
+    "reviewer_a__username",
+    "reviewer_b__username",
+    "judgment_a",
+    "judgment_b",
+    "raters",
+    "n",
+)
+PairRow = tuple[int, int, str, str, str, str, int, int]
 
 
 @dataclass(frozen=True)
@@ -86,9 +99,6 @@ DIMENSIONS = {
 DEFAULT_DIMENSION = "failure_mode"
 
 
-_ROW_CELLS = '<td class="num">{}</td>' * 7
-
-
 @dataclass
 class Cell:
     count: int
@@ -98,11 +108,13 @@ class Cell:
     def html(self) -> SafeString:
         """The count, linked to its trials; a cell that counted nothing has no link.
 
-        Written here rather than by a template include: a page has a couple of hundred.
+        Written here rather than by a template include: a page has a couple of hundred. The
+        link is escaped by `html.escape` (the count is an int), which costs a fraction of
+        `format_html`'s generic escaping of each argument.
         """
         if not self.count:
             return SafeString("0")
-        return format_html('<a href="{}">{}</a>', self.url, self.count)
+        return SafeString(f'<a href="{html.escape(self.url)}">{int(self.count)}</a>')
 
 
 @dataclass
@@ -111,13 +123,12 @@ class Matrix:
 
     counts: list[list[int]]
     urls: list[list[str]]
-    replicates: int = agreement.REPLICATES
 
-    @property
+    @cached_property
     def n(self) -> int:
         return sum(sum(row) for row in self.counts)
 
-    @property
+    @cached_property
     def rows(self) -> list[tuple[str, list[Cell]]]:
         return [
             (label, [Cell(c, u) for c, u in zip(counts, urls, strict=True)])
@@ -139,37 +150,32 @@ class Matrix:
 
     @cached_property
     def interval(self) -> Interval | None:
-        return agreement.kappa_interval(self.counts, replicates=self.replicates)
+        return agreement.kappa_interval(self.counts)
 
     @property
     def cells_html(self) -> SafeString:
         """A table row's figures: n, the four counts, the agreement and κ with its interval.
 
-        One `format_html` per row, as the explorer's rows (review.rows): a page has dozens of
+        Written in Python, as the explorer's rows (review.rows): a page has dozens of
         breakdown rows, and through the template engine they cost more than the counting.
+        Every part is already HTML: an int, a `Cell.html`, or digits formatted here.
         """
-        return format_html(
-            _ROW_CELLS,
-            self.n,
-            *(cell.html for cell in self.cells),
-            percent(self.observed),
-            self.kappa_html,
+        parts = [str(int(self.n)), *(cell.html for cell in self.cells), percent(self.observed)]
+        return SafeString(
+            "".join(f'<td class="num">{part}</td>' for part in [*parts, self.kappa_html])
         )
 
     @property
     def kappa_html(self) -> SafeString:
-        """κ in bold, then its 95% interval, when there is one."""
+        """κ in bold, then its 95% interval, when there is one (numbers formatted by `score`:
+        digits, a sign and a point, or a dash)."""
         interval = self.interval
         bounds = (
-            format_html(
-                ' <span class="muted">[{}, {}]</span>',
-                score(interval.low, 2),
-                score(interval.high, 2),
-            )
+            f' <span class="muted">[{score(interval.low, 2)}, {score(interval.high, 2)}]</span>'
             if interval
             else ""
         )
-        return format_html("<strong>{}</strong>{}", score(self.kappa, 2), bounds)
+        return SafeString(f"<strong>{score(self.kappa, 2)}</strong>{bounds}")
 
     def as_dict(self) -> dict[str, Any]:
         interval = self.interval
@@ -253,24 +259,28 @@ class ExplorerLinks:
 
     def url(self, judged: tuple[tuple[str | None, str], ...] = (), **params: str) -> str:
         parts = [encoded for k, encoded in self.encoded if k not in params]
-        own = [*params.items(), *(("judged", judged_value(*c)) for c in judged)]
-        if own:
-            parts.append(urlencode(own))
+        parts.extend(_encoded(k, v) for k, v in params.items())
+        parts.extend(_encoded("judged", judged_value(*c)) for c in judged)
         return f"{self.path}?{'&'.join(parts)}"
+
+
+@lru_cache(maxsize=4096)
+def _encoded(name: str, value: str) -> str:
+    """`name=value` for a query string; the same few dozen come back on every page."""
+    return urlencode([(name, value)])
 
 
 def _matrix(
     counts: list[list[int]],
     links: ExplorerLinks,
     comparison: Comparison,
-    replicates: int = agreement.REPLICATES,
     **group: str,
 ) -> Matrix:
     urls = [
         [links.url(((None, human),), **{comparison.param: auto}, **group) for human in HUMAN_LABELS]
         for auto in comparison.values
     ]
-    return Matrix(counts=counts, urls=urls, replicates=replicates)
+    return Matrix(counts=counts, urls=urls)
 
 
 def _pair_urls(links: ExplorerLinks, a: str, b: str) -> list[list[str]]:
@@ -295,21 +305,31 @@ def counted(form: TrialFilterForm) -> QuerySet[LatestJudgment]:
     return rows if trials is None else rows.filter(trial__in=trials)
 
 
+def _tallied(form: TrialFilterForm, every: Any, per_job: Any) -> QuerySet[Any] | None:
+    """The kept tally rows that count the filter's judgments, if some do: every trial's
+    when nothing narrows the trials, one job's when the job alone does."""
+    if (job := form.only_job) is not None:
+        rows = per_job.objects.filter(job=job)
+    elif filtered_trials(form) is None:
+        rows = every.objects.all()
+    else:
+        return None
+    return cast(QuerySet[Any], rows.filter(blind=form.blind_only, n__gt=0).order_by())
+
+
 def grouped_counts(form: TrialFilterForm, dimension: Dimension) -> list[dict[str, Any]]:
     """One query: judgments counted by every gate, the human judgment and the group.
 
-    Over every trial the kept tallies are summed (a few hundred rows); under a filter the
-    latest judgments of its trials are grouped, by the gates they carry.
+    Over every trial, or one job's, the kept tallies are summed (a few hundred rows); under
+    any other filter the latest judgments of its trials are grouped, by the gates they carry.
     """
     gates = {"judge": F("judge_verdict"), "scorers": F("scorer_verdict")}
     rows: Any
-    if filtered_trials(form) is None:
-        rows = (
-            JudgmentTally.objects.filter(blind=form.blind_only, n__gt=0)
-            .order_by()
-            .values("verifier", **gates, human=F("judgment"), group=F(dimension.key))
-            .annotate(count=Sum("n"))
-        )
+    tallied = _tallied(form, JudgmentTally, JobJudgmentTally)
+    if tallied is not None:
+        rows = tallied.values(
+            "verifier", **gates, human=F("judgment"), group=F(dimension.key)
+        ).annotate(count=Sum("n"))
     else:
         rows = (
             counted(form)
@@ -358,7 +378,6 @@ def report(form: TrialFilterForm, dimension_key: str = DEFAULT_DIMENSION) -> Rep
                             counts,
                             links,
                             comparison,
-                            GROUP_REPLICATES,
                             **{dimension.param: value or NONE_VALUE},
                         ),
                     )
@@ -378,16 +397,17 @@ def report(form: TrialFilterForm, dimension_key: str = DEFAULT_DIMENSION) -> Rep
     )
 
 
-def pair_counts(form: TrialFilterForm) -> list[tuple[int, int, str, str, int, int]]:
-    """(reviewer a, reviewer b, a's judgment, b's judgment, raters on the trial, count).
+def pair_counts(form: TrialFilterForm) -> list[PairRow]:
+    """(reviewer a, reviewer b, their usernames, a's judgment, b's judgment, raters on the
+    trial, count).
 
-    One query. Over every trial, the kept pair tallies; under a filter, the latest pass/fail
-    judgments of its trials joined with themselves on the trial (a < b, so each pair of
-    reviewers once) and with the number of reviewers on the trial, which Krippendorff's
-    alpha needs to weigh each pair.
+    One query. Over every trial or one job's, the kept pair tallies; under another filter,
+    the latest pass/fail judgments of its trials joined with themselves on the trial (a < b,
+    so each pair of reviewers once) and with the number of reviewers on the trial, which
+    Krippendorff's alpha needs to weigh each pair.
     """
-    if filtered_trials(form) is None:
-        tallied = PairTally.objects.filter(blind=form.blind_only, n__gt=0).order_by()
+    tallied = _tallied(form, PairTally, JobPairTally)
+    if tallied is not None:
         return list(tallied.values_list(*PAIR_COLUMNS))
     field = form.counted_field
     latest = counted(form).filter(**{f"{field}__in": HUMAN_LABELS}).order_by()
@@ -397,33 +417,38 @@ def pair_counts(form: TrialFilterForm) -> list[tuple[int, int, str, str, int, in
         raters AS (
             SELECT trial_id, COUNT(*) AS m FROM latest GROUP BY trial_id HAVING COUNT(*) > 1
         )
-        SELECT a.reviewer_id, b.reviewer_id, a.judgment, b.judgment, r.m, COUNT(*)
+        SELECT a.reviewer_id, b.reviewer_id, ua.username, ub.username, a.judgment, b.judgment,
+            r.m, COUNT(*)
         FROM latest a
         JOIN latest b ON b.trial_id = a.trial_id AND b.reviewer_id > a.reviewer_id
         JOIN raters r ON r.trial_id = a.trial_id
-        GROUP BY a.reviewer_id, b.reviewer_id, a.judgment, b.judgment, r.m
+        JOIN auth_user ua ON ua.id = a.reviewer_id
+        JOIN auth_user ub ON ub.id = b.reviewer_id
+        GROUP BY a.reviewer_id, b.reviewer_id, ua.username, ub.username, a.judgment,
+            b.judgment, r.m
     """  # noqa: S608 (the inner query is Django's, compiled with its parameters apart)
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
-        return [tuple(row) for row in cursor.fetchall()]
+        return [cast(PairRow, tuple(row)) for row in cursor.fetchall()]
 
 
 def reviewer_agreement(form: TrialFilterForm, links: ExplorerLinks) -> ReviewerAgreement:
     rows = pair_counts(form)
     coincidence = agreement.coincidences(
-        ((a_j, b_j, m, n) for _, _, a_j, b_j, m, n in rows), HUMAN_LABELS
+        ((a_j, b_j, m, n) for *_, a_j, b_j, m, n in rows), HUMAN_LABELS
     )
     by_pair: dict[tuple[int, int], list[list[int]]] = defaultdict(_empty)
-    for a, b, a_j, b_j, _, n in rows:
+    names: dict[int, str] = {}
+    for a, b, a_name, b_name, a_j, b_j, _, n in rows:
         by_pair[(a, b)][HUMAN_LABELS.index(a_j)][HUMAN_LABELS.index(b_j)] += n
+        names[a], names[b] = a_name, b_name
     ranked = sorted(by_pair.items(), key=lambda item: (-sum(map(sum, item[1])), item[0]))
     shown = ranked[:MAX_PAIRS]
-    names = _usernames(pk for pair, _ in shown for pk in pair)
     pairs = []
     for (a, b), counts in shown:
-        a_name, b_name = names.get(a, str(a)), names.get(b, str(b))
+        a_name, b_name = names[a], names[b]
         urls = _pair_urls(links, a_name, b_name)
-        matrix = Matrix(counts=counts, urls=urls, replicates=GROUP_REPLICATES)
+        matrix = Matrix(counts=counts, urls=urls)
         pairs.append(ReviewerPair(a=a_name, b=b_name, matrix=matrix))
     return ReviewerAgreement(
         pairs=pairs,
@@ -432,10 +457,3 @@ def reviewer_agreement(form: TrialFilterForm, links: ExplorerLinks) -> ReviewerA
         pairable=round(sum(map(sum, coincidence))),
         coincidence=coincidence,
     )
-
-
-def _usernames(pks: Iterable[int]) -> dict[int, str]:
-    wanted = set(pks)
-    if not wanted:
-        return {}
-    return dict(User.objects.filter(pk__in=wanted).values_list("pk", "username"))

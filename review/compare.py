@@ -8,9 +8,10 @@ tie fails). Three outcomes are compared, each on its own pairing:
 - judge: the shown judge verdict, PASS or FAIL (no judge or UNPARSEABLE does not decide);
 - human: the trial's human judgment, pass or fail (unreviewed, defer or mixed does not).
 
-The database does the counting: one GROUP BY task gives each task's counts in both runs, and
-the paired 2x2 table of every outcome is an aggregate over that grouped query (a subquery),
-so nothing loops over trials or tasks in Python. The flipped tasks are a bounded list.
+The database does the counting, from the runs' kept tallies (review.job_tallies): one GROUP
+BY job and task over them gives each task's counts in both runs, and Python reads each
+task's outcomes and pairs them (a row per task, never per trial). The flipped tasks are a
+bounded list.
 """
 
 from __future__ import annotations
@@ -18,11 +19,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from django.db.models import Case, Count, F, IntegerField, Min, Q, Value, When
+from django.db.models import OuterRef, Subquery, Sum
 
+from review.models import JobTally
 from rewards import agreement
 from rewards.agreement import Interval, McNemar, PairedCounts
-from rewards.models import Job, Trial
+from rewards.models import Job, Task, Trial
 
 # Flipped tasks listed each way; the rest are counted.
 MAX_FLIPS = 50
@@ -32,24 +34,14 @@ MAX_FLIPS = 50
 class Outcome:
     key: str
     label: str
-    decided: Q
-    passed: Q
+    decided: str  # the kept counter of trials that decided (review.job_tallies)
+    passed: str  # and of those that passed
 
 
 OUTCOMES = (
-    Outcome("verifier", "Verifier outcome", Q(), Q(reward__gte=F("task__pass_threshold"))),
-    Outcome(
-        "judge",
-        "Judge verdict",
-        Q(judge_verdict__in=["PASS", "FAIL"]),
-        Q(judge_verdict="PASS"),
-    ),
-    Outcome(
-        "human",
-        "Human judgment",
-        Q(human_judgment__in=["pass", "fail"]),
-        Q(human_judgment="pass"),
-    ),
+    Outcome("verifier", "Verifier outcome", "trials", "verifier_pass"),
+    Outcome("judge", "Judge verdict", "judge_decided", "judge_pass"),
+    Outcome("human", "Human judgment", "human_decided", "human_pass"),
 )
 
 
@@ -105,67 +97,81 @@ class Comparison:
         ]
 
 
-def _task_outcome(side: str, outcome: Outcome) -> Case:
-    """1 when the task passed in that run, 0 when it failed, NULL when nothing decided."""
-    n, passed = F(f"{side}_{outcome.key}_n"), F(f"{side}_{outcome.key}_pass")
-    return Case(
-        When(**{f"{side}_{outcome.key}_n": 0}, then=Value(None)),
-        When(Q(**{f"{side}_{outcome.key}_pass__gt": n - passed}), then=Value(1)),
-        default=Value(0),
-        output_field=IntegerField(),
-    )
+@dataclass(frozen=True)
+class TaskOutcomes:
+    """One task of either run: whether it passed in A and in B, per outcome (None when the
+    run decided nothing for it, or did not run it)."""
+
+    task_id: int
+    task: str
+    source: str
+    in_a: bool  # the task has trials in A
+    in_b: bool
+    a: dict[str, bool | None]  # outcome key → passed in A
+    b: dict[str, bool | None]
 
 
-def per_task(a: Job, b: Job) -> Any:
-    """One row per task of either run (a values() queryset): counts and outcome in A and B."""
-    counts: dict[str, Any] = {}
-    for side, job in (("a", a), ("b", b)):
-        in_run = Q(job=job)
-        for outcome in OUTCOMES:
-            counts[f"{side}_{outcome.key}_n"] = Count("id", filter=in_run & outcome.decided)
-            counts[f"{side}_{outcome.key}_pass"] = Count(
-                "id", filter=in_run & outcome.decided & outcome.passed
-            )
-        counts[f"{side}_trial"] = Min("id", filter=in_run)
-    tasks = (
-        Trial.objects.filter(job__in=[a, b])
+def _passed(decided: int, passed: int) -> bool | None:
+    """More than half of the decided trials passed; a tie fails; nothing decided, None."""
+    return passed > decided - passed if decided else None
+
+
+def per_task(a: Job, b: Job) -> list[TaskOutcomes]:
+    """Every task of either run with its outcomes in A and B, by source and name.
+
+    One query: the two jobs' kept tallies (`JobTally`, a few dozen rows per job) summed per
+    job and task by the database, never their trials; the outcomes are read off those sums.
+    """
+    counters = sorted({c for o in OUTCOMES for c in (o.decided, o.passed)})
+    rows = (
+        JobTally.objects.filter(job__in=[a, b], trials__gt=0)
         .order_by()
-        .values("task_id", "task__name", "task__source")
-        .annotate(**counts)
+        .values("job_id", "task_id", "task__name", "task__source")
+        .annotate(**{c: Sum(c) for c in counters})
     )
-    return tasks.annotate(
-        **{
-            f"{side}_{outcome.key}": _task_outcome(side, outcome)
-            for side in ("a", "b")
-            for outcome in OUTCOMES
-        }
+    sides: dict[int, dict[int, dict[str, Any]]] = {a.pk: {}, b.pk: {}}
+    names: dict[int, tuple[str, str]] = {}
+    for row in rows:
+        sides[row["job_id"]][row["task_id"]] = dict(row)
+        names[row["task_id"]] = (row["task__source"], row["task__name"])
+
+    def outcomes(row: dict[str, Any] | None) -> dict[str, bool | None]:
+        return {o.key: _passed(row[o.decided], row[o.passed]) if row else None for o in OUTCOMES}
+
+    return [
+        TaskOutcomes(
+            task_id=task_id,
+            task=name,
+            source=source,
+            in_a=task_id in sides[a.pk],
+            in_b=task_id in sides[b.pk],
+            a=outcomes(sides[a.pk].get(task_id)),
+            b=outcomes(sides[b.pk].get(task_id)),
+        )
+        for task_id, (source, name) in sorted(names.items(), key=lambda t: (t[1], t[0]))
+    ]
+
+
+def paired(tasks: list[TaskOutcomes], key: str) -> PairedCounts:
+    """The paired 2x2 table of one outcome over the tasks both runs decided."""
+    cells = {(True, True): 0, (True, False): 0, (False, True): 0, (False, False): 0}
+    for task in tasks:
+        in_a, in_b = task.a[key], task.b[key]
+        if in_a is not None and in_b is not None:
+            cells[in_a, in_b] += 1
+    return PairedCounts(
+        both_pass=cells[True, True],
+        a_only=cells[True, False],
+        b_only=cells[False, True],
+        neither=cells[False, False],
     )
 
 
 def compare(a: Job, b: Job) -> Comparison:
     tasks = per_task(a, b)
-    cells: dict[str, Any] = {
-        "only_a": Count("task_id", filter=Q(b_trial__isnull=True)),
-        "only_b": Count("task_id", filter=Q(a_trial__isnull=True)),
-    }
-    for outcome in OUTCOMES:
-        a_out, b_out = f"a_{outcome.key}", f"b_{outcome.key}"
-        for name, (x, y) in {
-            "both_pass": (1, 1),
-            "a_only": (1, 0),
-            "b_only": (0, 1),
-            "neither": (0, 0),
-        }.items():
-            cells[f"{outcome.key}_{name}"] = Count("task_id", filter=Q(**{a_out: x, b_out: y}))
-    totals = tasks.aggregate(**cells)
     results = []
     for outcome in OUTCOMES:
-        counts = PairedCounts(
-            **{
-                name: totals[f"{outcome.key}_{name}"] or 0
-                for name in ("both_pass", "a_only", "b_only", "neither")
-            }
-        )
+        counts = paired(tasks, outcome.key)
         results.append(
             PairedResult(
                 outcome=outcome,
@@ -174,30 +180,46 @@ def compare(a: Job, b: Job) -> Comparison:
                 test=agreement.mcnemar(counts.a_only, counts.b_only),
             )
         )
+    regressed = [t for t in tasks if t.a["verifier"] is True and t.b["verifier"] is False]
+    improved = [t for t in tasks if t.a["verifier"] is False and t.b["verifier"] is True]
+    listed = [*regressed[:MAX_FLIPS], *improved[:MAX_FLIPS]]
+    first = first_trials(a, b, [t.task_id for t in listed])
     return Comparison(
         a=a,
         b=b,
         results=results,
-        only_a=totals["only_a"] or 0,
-        only_b=totals["only_b"] or 0,
-        regressions=flips(tasks, passed_in_a=True),
-        improvements=flips(tasks, passed_in_a=False),
+        only_a=sum(1 for t in tasks if not t.in_b),
+        only_b=sum(1 for t in tasks if not t.in_a),
+        regressions=_flips(regressed, first),
+        improvements=_flips(improved, first),
     )
 
 
-def flips(tasks: Any, *, passed_in_a: bool) -> list[Flip]:
-    """Tasks whose verifier outcome flipped between the runs, by task name; at most MAX_FLIPS."""
-    before, after = (1, 0) if passed_in_a else (0, 1)
-    rows = tasks.filter(a_verifier=before, b_verifier=after).order_by(
-        "task__source", "task__name", "task_id"
-    )[:MAX_FLIPS]
+def first_trials(a: Job, b: Job, task_ids: list[int]) -> dict[int, tuple[int, int]]:
+    """Each task's first trial in A and in B (what a flipped task's side-by-side opens).
+
+    One query, per task two probes of the job's trials in id order.
+    """
+    if not task_ids:
+        return {}
+
+    def first(job: Job) -> Subquery:
+        trials = Trial.objects.filter(job=job, task=OuterRef("pk")).order_by("id")
+        return Subquery(trials.values("id")[:1])
+
+    rows = Task.objects.filter(pk__in=task_ids).values_list("pk", first(a), first(b))
+    return {pk: (a_trial, b_trial) for pk, a_trial, b_trial in rows}
+
+
+def _flips(tasks: list[TaskOutcomes], first: dict[int, tuple[int, int]]) -> list[Flip]:
+    """At most MAX_FLIPS of the tasks (already by source and name), with their trials."""
     return [
         Flip(
-            task_id=row["task_id"],
-            task=row["task__name"],
-            source=row["task__source"],
-            a_trial=row["a_trial"],
-            b_trial=row["b_trial"],
+            task_id=t.task_id,
+            task=t.task,
+            source=t.source,
+            a_trial=first[t.task_id][0],
+            b_trial=first[t.task_id][1],
         )
-        for row in rows
+        for t in tasks[:MAX_FLIPS]
     ]

@@ -19,7 +19,9 @@ from typing import Any, cast
 
 from django import forms
 from django.contrib.auth.models import User
+from django.db import connection
 from django.db.models import Exists, F, OuterRef, Q, QuerySet, Subquery
+from django.db.models.expressions import RawSQL
 from django.db.models.fields.tuple_lookups import Tuple, TupleGreaterThan, TupleLessThan
 from django.forms.utils import flatatt
 from django.http import QueryDict
@@ -131,6 +133,8 @@ def exact_or_none(value: str) -> str:
 
 JUDGMENTS = ("pass", "fail", "defer")
 MAX_JUDGED = 10
+# Conditions nested in one probe of the latest judgments (`TrialFilterForm._judged`).
+JUDGED_NESTED = 4
 MAX_JUDGED_LENGTH = 160  # a username (150) and ":judgment"
 
 
@@ -301,10 +305,14 @@ def _option(value: str, label: str, selected: bool) -> SafeString:
 
 
 class JobChoices(BaseChoiceIterator):
-    """The job <select>'s options, "All jobs" first, from the cache when they are read."""
+    """A job <select>'s options, the empty one first ("All jobs" for a filter), from the
+    cache when they are read."""
+
+    def __init__(self, empty_label: str = "All jobs") -> None:
+        self.empty_label = empty_label
 
     def __iter__(self) -> Iterator[tuple[str, str]]:
-        yield ("", "All jobs")
+        yield ("", self.empty_label)
         yield from job_choices()
 
 
@@ -421,6 +429,22 @@ class TrialFilterForm(forms.Form):
         return bool(self._value("counted") == "blind")
 
     @property
+    def only_job(self) -> Job | None:
+        """The job, when it is the only filter that narrows the trials (agreement then reads
+        that job's kept tallies)."""
+        job = self._value("job")
+        if job is None:
+            return None
+        narrowing = (
+            name
+            for name in self.fields
+            if name not in {"sort", "after", "overlap", "blind", "counted", "job"}
+        )
+        if any(self._value(name) not in (None, "", []) for name in narrowing):
+            return None
+        return cast(Job, job)
+
+    @property
     def is_filtered(self) -> bool:
         return any(
             self._value(name) not in (None, "", [])
@@ -528,23 +552,49 @@ class TrialFilterForm(forms.Form):
             queryset = queryset.filter(passed if outcome == "pass" else ~passed)
         if judge_model := value("judge_model"):
             queryset = queryset.filter(judge_model=exact_or_none(judge_model))
+        conditions = [parse_judged(text) for text in value("judged") or []]
         if judgment := value("reviewer_judgment"):
-            queryset = queryset.filter(self._judged(None, judgment))
-        # Every condition of "latest judgments" holds (each is one indexed probe).
-        for text in value("judged") or []:
-            queryset = queryset.filter(self._judged(*parse_judged(text)))
+            conditions.insert(0, (None, judgment))
+        # Nested a few at a time: SQLite's parser refuses deeper nesting (MAX_JUDGED + 1).
+        for i in range(0, len(conditions), JUDGED_NESTED):
+            queryset = queryset.filter(pk__in=self._judged(conditions[i : i + JUDGED_NESTED]))
         return queryset
 
-    def _judged(self, username: str | None, judgment: str) -> Exists:
-        """The outer trial has a counted judgment `judgment` (by that reviewer, if named)."""
-        rows = self.counted_judgments().filter(
-            trial=OuterRef("pk"), **{self.counted_field: judgment}
-        )
-        if username is not None:
-            # The reviewer's id, looked up once (not a join per probed trial).
-            reviewer = User.objects.filter(username=username).values("pk")[:1]
-            rows = rows.filter(reviewer=Subquery(reviewer))
-        return Exists(rows)
+    def _judged(self, conditions: list[tuple[str | None, str]]) -> RawSQL:
+        """The trials with every counted judgment of `conditions` (each by that reviewer, if
+        named): each an indexed probe of the latest judgments (`latestjudgment_reviewer_idx`
+        with a reviewer, the unique (trial, reviewer) index on the trial).
+
+        The conditions nest, each one's probe inside the previous one's on its trial, so the
+        trial query has a single semi-join: with one per condition PostgreSQL spent longer
+        planning the join order (3.5 ms for two) than running the query (0.5 ms). Written as
+        SQL (the column is one of two of ours, every value a parameter): built through the
+        ORM, the nested subqueries cost the explorer more than the query itself (1.5 ms).
+        The subquery does not refer to the outer query, so it stays correct wherever the
+        filter is used, inside other subqueries too.
+        """
+        quote = connection.ops.quote_name
+        table, column = quote(LatestJudgment._meta.db_table), quote(self.counted_field)
+        users = quote(User._meta.db_table)
+        sql, params = "", list[Any]()
+        for depth, (username, judgment) in reversed(list(enumerate(conditions))):
+            alias = f"j{depth}"
+            where = [f"{alias}.{column} = %s"]
+            probe: list[Any] = [judgment]
+            if username is not None:
+                # The reviewer's id, looked up once (not a join per probed trial).
+                reviewer = f"(SELECT id FROM {users} WHERE username = %s)"  # noqa: S608 (ours)
+                where.append(f"{alias}.reviewer_id = {reviewer}")
+                probe.append(username)
+            if depth:
+                where.append(f"{alias}.trial_id = j{depth - 1}.trial_id")
+            if sql:
+                where.append(f"EXISTS ({sql})")
+            selected = f"{alias}.trial_id" if depth == 0 else "1"
+            conditions_sql = " AND ".join(where)
+            sql = f"SELECT {selected} FROM {table} {alias} WHERE {conditions_sql}"  # noqa: S608
+            params = [*probe, *params]
+        return RawSQL(sql, params)  # noqa: S611 (our names; every value is a parameter)
 
     def counted_judgments(self) -> QuerySet[LatestJudgment]:
         """The judgments agreement counts: each reviewer's latest (blind ones, if asked)."""

@@ -245,7 +245,155 @@ class PairTally(models.Model):
         return f"{self.n} x {self.judgment_a}/{self.judgment_b} ({pair})"
 
 
-def _add(model: type[JudgmentTally] | type[PairTally], counts: Counter[Any]) -> None:
+class JobJudgmentTally(GateColumns):
+    """`JudgmentTally` for one job's trials: the agreement page filtered to a job alone."""
+
+    job = models.ForeignKey("rewards.Job", on_delete=models.CASCADE, related_name="+")
+    blind = models.BooleanField()
+    judgment = models.CharField(max_length=8, choices=Annotation.Judgment.choices)
+    n = models.IntegerField(default=0)
+
+    KEY = ("job_id", *JudgmentTally.KEY)
+
+    class Meta:
+        constraints = [
+            # The tally's key: adding to it is an upsert on this constraint; led by the job,
+            # its index also serves reading one job's rows.
+            models.UniqueConstraint(
+                fields=["job", "blind", *tallies.GATE_FIELDS, "judgment"],
+                name="jobjudgmenttally_key",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.n} {self.judgment} in job {self.job_id}"
+
+
+class JobPairTally(models.Model):
+    """`PairTally` for one job's trials."""
+
+    job = models.ForeignKey("rewards.Job", on_delete=models.CASCADE, related_name="+")
+    blind = models.BooleanField()
+    reviewer_a = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+", db_index=False
+    )
+    reviewer_b = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+", db_index=False
+    )
+    judgment_a = models.CharField(max_length=8)
+    judgment_b = models.CharField(max_length=8)
+    raters = models.PositiveSmallIntegerField()
+    n = models.IntegerField(default=0)
+
+    KEY = ("job_id", *PairTally.KEY)
+
+    class Meta:
+        constraints = [
+            # The tally's key, led by the job (reading one job's rows).
+            models.UniqueConstraint(
+                fields=[
+                    "job",
+                    "blind",
+                    "reviewer_a",
+                    "reviewer_b",
+                    "judgment_a",
+                    "judgment_b",
+                    "raters",
+                ],
+                name="jobpairtally_key",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.n} x {self.judgment_a}/{self.judgment_b} in job {self.job_id}"
+
+
+class JobTally(models.Model):
+    """A job's trials counted by task, agent, model and failure mode (`review.job_tallies`).
+
+    Kept by database triggers on the trials (review migration 0008), so every way of
+    writing or deleting a trial keeps it; the job page, its plots and compare read a job's
+    few dozen rows instead of its trials. A key whose trials all went keeps zeros.
+    """
+
+    job = models.ForeignKey("rewards.Job", on_delete=models.CASCADE, related_name="+")
+    task = models.ForeignKey("rewards.Task", on_delete=models.CASCADE, related_name="+")
+    agent_name = models.CharField(max_length=255, blank=True)
+    model_name = models.CharField(max_length=255, blank=True)
+    failure_mode = models.CharField(max_length=255, blank=True)
+    trials = models.IntegerField(default=0)
+    reward_sum = models.FloatField(default=0.0)
+    valid = models.IntegerField(default=0)
+    scorer_pass = models.IntegerField(default=0)
+    scorer_ran = models.IntegerField(default=0)
+    judge_pass = models.IntegerField(default=0)
+    judge_decided = models.IntegerField(default=0)
+    judge_unparseable = models.IntegerField(default=0)
+    run_pass = models.IntegerField(default=0)
+    run_done = models.IntegerField(default=0)
+    reviewed = models.IntegerField(default=0)  # trials with at least one annotation
+    gate_disagreements = models.IntegerField(default=0)
+    human_disagreements = models.IntegerField(default=0)
+    verifier_pass = models.IntegerField(default=0)  # reward ≥ the task's pass threshold
+    human_pass = models.IntegerField(default=0)
+    human_decided = models.IntegerField(default=0)
+    # The reward histogram: bin i holds rewards in [i/10, (i+1)/10), the last one 1.0 too.
+    bin0 = models.IntegerField(default=0)
+    bin1 = models.IntegerField(default=0)
+    bin2 = models.IntegerField(default=0)
+    bin3 = models.IntegerField(default=0)
+    bin4 = models.IntegerField(default=0)
+    bin5 = models.IntegerField(default=0)
+    bin6 = models.IntegerField(default=0)
+    bin7 = models.IntegerField(default=0)
+    bin8 = models.IntegerField(default=0)
+    bin9 = models.IntegerField(default=0)
+    cost_sum = models.FloatField(default=0.0)
+    cost_n = models.IntegerField(default=0)  # trials that recorded a cost
+    tokens_sum = models.BigIntegerField(default=0)
+    tokens_n = models.IntegerField(default=0)  # trials that recorded both token counts
+
+    class Meta:
+        constraints = [
+            # The tally's key: the triggers' upserts conflict on it; its index, led by the
+            # job, serves every read (one job's rows, or two jobs' for compare).
+            models.UniqueConstraint(
+                fields=["job", "task", "agent_name", "model_name", "failure_mode"],
+                name="jobtally_key",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.trials} trials of task {self.task_id} in job {self.job_id}"
+
+
+class TrialReviewed(models.Model):
+    """When a trial was first annotated (kept by a trigger on annotations, migration 0008)."""
+
+    trial = models.OneToOneField(
+        Trial, on_delete=models.CASCADE, primary_key=True, related_name="+"
+    )
+    # No index of its own: the job index below leads with it.
+    job = models.ForeignKey(
+        "rewards.Job", on_delete=models.CASCADE, related_name="+", db_index=False
+    )
+    first_at = models.DateTimeField()
+
+    class Meta:
+        indexes = [
+            # The job page's review progress: one job's first annotations grouped by day,
+            # read from the index alone.
+            models.Index(fields=["job", "first_at"], name="trialreviewed_job_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"trial {self.trial_id} first reviewed {self.first_at:%Y-%m-%d}"
+
+
+TallyModel = type[JudgmentTally] | type[PairTally] | type[JobJudgmentTally] | type[JobPairTally]
+
+
+def _add(model: TallyModel, counts: Counter[Any]) -> None:
     """Add `counts` (key → change) to the tally in one upsert, keys in order.
 
     The keys are sorted so that concurrent writers lock the tally rows in the same order.
@@ -266,9 +414,12 @@ def _add(model: type[JudgmentTally] | type[PairTally], counts: Counter[Any]) -> 
         cursor.execute(sql, [value for k, n in rows for value in (*k, n)])
 
 
-def _apply(change: tallies.Tally) -> None:
+def _apply(change: tallies.Tally, job_id: int) -> None:
+    """Add the change to the tallies of every trial and to those of the trial's job."""
     _add(JudgmentTally, change.judgments)
     _add(PairTally, change.pairs)
+    _add(JobJudgmentTally, Counter({(job_id, *k): n for k, n in change.judgments.items()}))
+    _add(JobPairTally, Counter({(job_id, *k): n for k, n in change.pairs.items()}))
 
 
 def retally(trial: Trial) -> None:
@@ -284,7 +435,7 @@ def retally(trial: Trial) -> None:
         return
     before = tallies.tally(row.judged for row in rows)
     after = tallies.tally(replace(row.judged, gates=gates) for row in rows)
-    _apply(after.minus(before))
+    _apply(after.minus(before), trial.job_id)
     LatestJudgment.objects.filter(trial=trial).update(**gates.as_dict())
 
 
@@ -338,7 +489,7 @@ def refresh_human_summary(trial: Trial) -> None:
         change = tallies.tally(row.judged for row in after).minus(
             tallies.tally(row.judged for row in before)
         )
-        _apply(change)
+        _apply(change, trial.job_id)
     judgments = [judgment for _, judgment in latest.values()]
     final = (
         Adjudication.objects.filter(trial=trial)

@@ -1,27 +1,32 @@
 """The job page's plots: numbers counted by the database, laid out as SVG geometry here.
 
-Each plot is one aggregate query (or part of one); this module turns the counts into bars
-with their position and size in SVG user units, so the template only places `<rect>`
-elements with attributes (the Content Security Policy forbids style attributes) and no
-script draws anything. Every bar that stands for a set of trials links to the explorer
-filtered to exactly those trials (review progress: the explorer's "reviewed by" filter).
+Each plot reads the job's kept tallies (review.job_tallies) or their sums; this module
+turns the counts into bars with their position and size in SVG user units, so the template
+only places `<rect>` elements with attributes (the Content Security Policy forbids style
+attributes) and no script draws anything. Every bar that stands for a set of trials links
+to the explorer filtered to exactly those trials (review progress: the explorer's "reviewed
+by" filter). The bars are written as SVG here too (`Chart.bars_html`).
 """
 
 from __future__ import annotations
 
+import functools
+import html
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date
 from typing import Any
+from urllib.parse import urlencode
 
-from django.db.models import Count, Exists, F, OuterRef, Q, Sum
+from django.db.models import Count
 from django.db.models.functions import TruncDate
-from django.http import QueryDict
-from django.urls import reverse
+from django.urls import get_script_prefix, get_urlconf, reverse
+from django.utils.safestring import SafeString
+from django.utils.text import Truncator
 
-from review.models import Annotation
-from review.stats import Summary
-from rewards.models import Job, Trial
+from review.models import TrialReviewed
+from review.stats import JobBreakdown, Summary
+from rewards.models import Job
 
 BINS = 10
 # Bar charts are drawn in a fixed user space; the SVG scales to its box.
@@ -80,13 +85,52 @@ class Chart:
     def baseline(self) -> int:
         return self.height - 20
 
+    @property
+    def bars_html(self) -> SafeString:
+        """Every bar as SVG: a link to its trials around a title, the bar and its texts.
+
+        Written here rather than by a template loop, as the agreement page's cells: the job
+        page has dozens of bars. Every string is escaped (`html.escape`, quotes included);
+        the coordinates are numbers computed here.
+        """
+        e = html.escape
+        parts = []
+        for bar in self.bars:
+            if self.kind == "columns":
+                texts = (
+                    f'<text class="bar-value" x="{bar.text_x}" y="{bar.text_y}"'
+                    f' text-anchor="middle">{e(bar.text)}</text>'
+                    f'<text class="bar-label" x="{bar.text_x}" y="{self.height - 5}"'
+                    f' text-anchor="middle">{e(Truncator(bar.label).chars(12))}</text>'
+                )
+            else:
+                texts = (
+                    f'<text class="bar-label" x="{bar.x - 8}" y="{bar.label_y}"'
+                    f' text-anchor="end">{e(Truncator(bar.label).chars(22))}</text>'
+                    f'<text class="bar-value" x="{bar.value_x}" y="{bar.label_y}">'
+                    f"{e(bar.text)}</text>"
+                )
+            inner = (
+                f"<title>{e(bar.label)}: {e(bar.text)}</title>"
+                f'<rect class="bar" x="{bar.x}" y="{bar.y}" width="{bar.width}"'
+                f' height="{bar.height}"></rect>{texts}'
+            )
+            if bar.url:
+                inner = f'<a href="{e(bar.url)}">{inner}</a>'
+            parts.append(f'<g class="bar-group">{inner}</g>')
+        return SafeString("\n".join(parts))
+
 
 def _explorer(job: Job, **params: str) -> str:
-    query = QueryDict(mutable=True)
-    query["job"] = str(job.pk)
-    for name, value in params.items():
-        query[name] = value
-    return f"{reverse('review:explorer')}?{query.urlencode()}"
+    """The explorer filtered to the job and `params` (a page has dozens of these links)."""
+    path = _explorer_path(get_urlconf(), get_script_prefix())
+    return f"{path}?{urlencode({'job': job.pk, **params})}"
+
+
+@functools.cache
+def _explorer_path(urlconf: str | None, prefix: str) -> str:
+    """The explorer's path, reversed once per URLconf and prefix rather than once per bar."""
+    return reverse("review:explorer", urlconf=urlconf)
 
 
 def _columns(items: Sequence[tuple[str, float, str, str]], title: str, note: str = "") -> Chart:
@@ -151,18 +195,12 @@ def _bin_edges(i: int) -> tuple[float, float]:
     return i / BINS, (i + 1) / BINS
 
 
-def reward_histogram(job: Job, trials: Any) -> Chart:
-    counts: dict[str, Count] = {}
-    for i in range(BINS):
-        low, high = _bin_edges(i)
-        upper = Q(reward__lte=high) if i == BINS - 1 else Q(reward__lt=high)
-        counts[f"bin{i}"] = Count("id", filter=Q(reward__gte=low) & upper)
-    totals = trials.aggregate(**counts)
+def reward_histogram(job: Job, totals: dict[str, Any]) -> Chart:
     items = []
     for i in range(BINS):
         low, high = _bin_edges(i)
         top = high if i == BINS - 1 else high - EDGE
-        n = totals[f"bin{i}"] or 0
+        n = totals.get(f"bin{i}") or 0
         items.append(
             (
                 f"{low:.1f}",
@@ -176,17 +214,12 @@ def reward_histogram(job: Job, trials: Any) -> Chart:
     )
 
 
-def gate_rates(job: Job, summary: Summary, trials: Any) -> Chart:
-    """The summary's gate rates, plus the verifier outcome and the human judgment (one query)."""
-    counts = trials.aggregate(
-        verifier_pass=Count("id", filter=Q(reward__gte=F("task__pass_threshold"))),
-        human_pass=Count("id", filter=Q(human_judgment="pass")),
-        human_decided=Count("id", filter=Q(human_judgment__in=["pass", "fail"])),
-    )
+def gate_rates(job: Job, summary: Summary, totals: dict[str, Any]) -> Chart:
+    """The summary's gate rates, plus the verifier outcome and the human judgment."""
     total = summary.trial_count
-    verifier_rate = counts["verifier_pass"] / total if total else None
-    decided = counts["human_decided"]
-    human_rate = counts["human_pass"] / decided if decided else None
+    verifier_rate = (totals.get("verifier_pass") or 0) / total if total else None
+    decided = totals.get("human_decided") or 0
+    human_rate = (totals.get("human_pass") or 0) / decided if decided else None
     gates = [
         ("Valid", summary.valid_rate, _explorer(job, validity="valid")),
         ("Scorers OVERALL", summary.scorer_rate, _explorer(job, scorer_verdict="PASS")),
@@ -207,21 +240,10 @@ def gate_rates(job: Job, summary: Summary, trials: Any) -> Chart:
     )
 
 
-def failure_modes(job: Job, trials: Any) -> Chart:
-    rows = (
-        trials.exclude(failure_mode="")
-        .values("failure_mode")
-        .annotate(n=Count("id"))
-        .order_by("-n", "failure_mode")[:MAX_FAILURE_MODES]
-    )
+def failure_modes(job: Job, modes: Sequence[tuple[str, int]]) -> Chart:
     items = [
-        (
-            row["failure_mode"],
-            row["n"],
-            str(row["n"]),
-            _explorer(job, failure_mode=row["failure_mode"]),
-        )
-        for row in rows
+        (mode, n, str(n), _explorer(job, failure_mode=mode))
+        for mode, n in modes[:MAX_FAILURE_MODES]
     ]
     return _rows(items, "Failure modes", note="The judge's failure modes, most frequent first.")
 
@@ -243,20 +265,22 @@ class CostRow:
         return self.tokens / self.passing if self.passing and self.tokens is not None else None
 
 
-def cost_per_pass(job: Job, trials: Any) -> tuple[Chart, Chart]:
-    """Cost and tokens spent, over all trials of an agent and model, per passing trial."""
-    rows = (
-        trials.values("agent_name", "model_name")
-        .annotate(
-            passing=Count("id", filter=Q(reward__gte=F("task__pass_threshold"))),
-            cost=Sum("cost_usd"),
-            tokens=Sum(F("n_input_tokens") + F("n_output_tokens")),
-        )
-        .order_by("agent_name", "model_name")[:MAX_GROUPS]
-    )
+def cost_per_pass(
+    job: Job, agents: Sequence[tuple[str, str, dict[str, Any]]]
+) -> tuple[Chart, Chart]:
+    """Cost and tokens spent, over all trials of an agent and model, per passing trial.
+
+    `agents`: the job's kept counters per agent and model (`JobBreakdown.agent_totals`).
+    """
     groups = [
-        CostRow(r["agent_name"], r["model_name"], r["passing"], r["cost"], r["tokens"])
-        for r in rows
+        CostRow(
+            agent,
+            model,
+            r["verifier_pass"],
+            r["cost_sum"] if r["cost_n"] else None,
+            r["tokens_sum"] if r["tokens_n"] else None,
+        )
+        for agent, model, r in agents[:MAX_GROUPS]
     ]
 
     def item(
@@ -284,18 +308,14 @@ def cost_per_pass(job: Job, trials: Any) -> tuple[Chart, Chart]:
 
 
 def review_progress(job: Job, summary: Summary) -> Chart:
-    """Trials reviewed so far, day by day: a trial counts on the day of its first annotation."""
-    earlier = Annotation.objects.filter(trial=OuterRef("trial")).filter(
-        Q(created_at__lt=OuterRef("created_at"))
-        | Q(created_at=OuterRef("created_at"), id__lt=OuterRef("id"))
-    )
+    """Trials reviewed so far, day by day: a trial counts on the day of its first annotation
+    (kept per trial in `TrialReviewed`)."""
     days: list[tuple[date, int]] = [
         (row["day"], row["n"])
-        for row in Annotation.objects.filter(trial__job=job)
-        .filter(~Exists(earlier))
-        .annotate(day=TruncDate("created_at"))
+        for row in TrialReviewed.objects.filter(job=job)
+        .annotate(day=TruncDate("first_at"))
         .values("day")
-        .annotate(n=Count("id"))
+        .annotate(n=Count("first_at"))
         .order_by("day")
     ]
     shown = days[-MAX_DAYS:]
@@ -314,14 +334,14 @@ def review_progress(job: Job, summary: Summary) -> Chart:
     )
 
 
-def job_plots(job: Job, summary: Summary) -> dict[str, Any]:
-    trials = Trial.objects.filter(job=job).order_by()
-    cost, tokens = cost_per_pass(job, trials)
+def job_plots(job: Job, breakdown: JobBreakdown) -> dict[str, Any]:
+    """Every plot of the job page, from its kept tallies: one query of their own."""
+    cost, tokens = cost_per_pass(job, breakdown.agent_totals)
     return {
-        "histogram": reward_histogram(job, trials),
-        "gates": gate_rates(job, summary, trials),
-        "failure_modes": failure_modes(job, trials),
+        "histogram": reward_histogram(job, breakdown.totals),
+        "gates": gate_rates(job, breakdown.summary, breakdown.totals),
+        "failure_modes": failure_modes(job, breakdown.failure_modes),
         "cost": cost,
         "tokens": tokens,
-        "progress": review_progress(job, summary),
+        "progress": review_progress(job, breakdown.summary),
     }

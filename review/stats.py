@@ -1,18 +1,25 @@
 """Aggregates for the jobs pages: trial counts, mean reward, each gate's pass rate, review progress.
 
-One aggregate expression set, used over a job's trials, per task, per agent and model, and
-across jobs; each page runs a fixed number of queries whatever the number of trials.
+The jobs list sums each listed job's trials with one aggregate expression set; one job's
+page adds up the job's kept tallies (review.job_tallies) to the same figures, in total, per
+task and per agent and model. Each page runs a fixed number of queries whatever the number
+of trials.
 """
 
 from __future__ import annotations
 
+from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
 
 from django.db.models import Aggregate, Avg, Count, Q, Subquery
+from django.utils.safestring import SafeString
 
+from review import job_tallies
+from review.models import JobTally
+from review.templatetags.review_tags import percent, score
 from rewards import rules
-from rewards.models import Job, Trial
+from rewards.models import Job
 
 # Each listed job's trials are summed on every request (an index-only scan of
 # `trial_job_id_idx` on PostgreSQL, some 5 to 10 ms per 10,000 trials): the page is kept
@@ -71,6 +78,21 @@ class Summary:
     gate_disagreements: int
     human_disagreements: int
 
+    @property
+    def cells_html(self) -> SafeString:
+        """A breakdown row's figures as table cells: trials, mean reward, the gates' pass
+        rates and review progress. Written here, not by a template partial: a job has a row
+        per task and per agent. Every part is a number formatted here."""
+        parts = (
+            str(self.trial_count),
+            score(self.mean_reward, 3),
+            percent(self.scorer_rate),
+            percent(self.judge_rate),
+            percent(self.run_rate),
+            f"{self.reviewed} / {self.trial_count}",
+        )
+        return SafeString("".join(f'<td class="num">{part}</td>' for part in parts))
+
     @classmethod
     def of(cls, row: Any) -> Summary:
         get = row.get if isinstance(row, dict) else lambda name: getattr(row, name)
@@ -120,31 +142,67 @@ def jobs_page(after: int | None = None, size: int = JOBS_PAGE) -> JobsPage:
     return JobsPage(jobs, None)
 
 
+def _summed(rows: list[tuple[Any, ...]]) -> dict[str, Any]:
+    """Kept counters (review.job_tallies) added up, named as `summary_aggregates` names them,
+    with the mean reward."""
+    totals = dict.fromkeys(job_tallies.COUNTER_NAMES, 0)
+    for row in rows:
+        for name, value in zip(job_tallies.COUNTER_NAMES, row, strict=True):
+            totals[name] += value
+    n = totals["trials"]
+    return {
+        **totals,
+        "trial_count": n,
+        "valid_count": totals["valid"],
+        "mean_reward": totals["reward_sum"] / n if n else None,
+    }
+
+
+def _grouped[K](rows: list[tuple[K, tuple[Any, ...]]]) -> dict[K, dict[str, Any]]:
+    groups: dict[K, list[tuple[Any, ...]]] = defaultdict(list)
+    for key, counters in rows:
+        groups[key].append(counters)
+    return {key: _summed(members) for key, members in groups.items()}
+
+
 @dataclass(frozen=True)
 class JobBreakdown:
     """One job's summary, and the same per task and per agent and model."""
 
     summary: Summary
+    totals: dict[str, Any]  # every kept counter summed over the job (the plots read them)
     by_task: list[tuple[str, str, Summary]]  # (task, source, summary)
     by_agent: list[tuple[str, str, Summary]]  # (agent, model, summary)
+    agent_totals: list[tuple[str, str, dict[str, Any]]]  # every kept counter per agent, model
+    failure_modes: list[tuple[str, int]]  # trials per failure mode, most first
 
 
 def job_breakdown(job: Job) -> JobBreakdown:
-    """Three aggregate queries over the job's trials, whatever their number."""
-    trials = Trial.objects.filter(job=job).order_by()
-    aggregates = summary_aggregates()
+    """One query: the job's kept tally rows (a few dozen, whatever its trials), added up by
+    task, by agent and model and by failure mode."""
+    rows = list(
+        JobTally.objects.filter(job=job, trials__gt=0)
+        .order_by()
+        .values_list(
+            "task__name",
+            "task__source",
+            "agent_name",
+            "model_name",
+            "failure_mode",
+            *job_tallies.COUNTER_NAMES,
+        )
+    )
+    totals = _summed([row[5:] for row in rows])
+    tasks = _grouped([((row[1], row[0]), row[5:]) for row in rows])
+    agents = _grouped([((row[2], row[3]), row[5:]) for row in rows])
+    modes = _grouped([(row[4], row[5:]) for row in rows if row[4]])
     return JobBreakdown(
-        summary=Summary.of(trials.aggregate(**aggregates)),
-        by_task=[
-            (row["task__name"], row["task__source"], Summary.of(row))
-            for row in trials.values("task__name", "task__source")
-            .annotate(**aggregates)
-            .order_by("task__source", "task__name")
-        ],
-        by_agent=[
-            (row["agent_name"], row["model_name"], Summary.of(row))
-            for row in trials.values("agent_name", "model_name")
-            .annotate(**aggregates)
-            .order_by("agent_name", "model_name")
-        ],
+        summary=Summary.of(totals),
+        totals=totals,
+        by_task=[(name, source, Summary.of(tasks[source, name])) for source, name in sorted(tasks)],
+        by_agent=[(a, m, Summary.of(agents[a, m])) for a, m in sorted(agents)],
+        agent_totals=[(a, m, agents[a, m]) for a, m in sorted(agents)],
+        failure_modes=sorted(
+            ((mode, c["trials"]) for mode, c in modes.items()), key=lambda m: (-m[1], m[0])
+        ),
     )

@@ -210,8 +210,8 @@ def test_agreement_page_renders_the_figures_in_a_fixed_number_of_queries(
     client: Client, trials: dict[str, Any], django_assert_num_queries: DjangoAssertNumQueries
 ) -> None:
     f.login(client, "ann", "analyst")
-    # session, user, the user's roles, the grouped counts, the reviewer pairs, their names.
-    with django_assert_num_queries(6):
+    # session, user, the user's roles, the grouped counts, the reviewer pairs with their names.
+    with django_assert_num_queries(5):
         response = client.get("/agreement/")
     html = response.content.decode()
     assert response.status_code == 200
@@ -229,7 +229,7 @@ def test_agreement_page_query_count_does_not_grow_with_the_data(
     for trial in f.make_trials(5, judges=[f.judge("FAIL", failure_mode="crash")]):
         add_annotation(trial_id=trial.pk, reviewer=rita, judgment="fail")
     f.login(client, "ann", "analyst")
-    with django_assert_num_queries(6):
+    with django_assert_num_queries(5):
         response = client.get("/agreement/?by=judge_model")
     assert response.status_code == 200
 
@@ -240,11 +240,18 @@ def test_a_filtered_agreement_page_groups_its_trials_in_a_fixed_number_of_querie
     job = trials["t1"].job_id
     f.login(client, "ann", "analyst")
     # session, user, roles, the job (the filter validates it), the grouped judgments of the
-    # job's trials, their reviewer pairs, the pair's names.
-    with django_assert_num_queries(7):
-        response = client.get(f"/agreement/?job={job}&by=source")
+    # filter's trials, their reviewer pairs with the reviewers' names.
+    with django_assert_num_queries(6):
+        response = client.get(f"/agreement/?job={job}&reward_min=0&by=source")
     assert response.status_code == 200
     assert response.context["report"].judgments == 8
+    # The job alone: its kept judgment tallies and pair tallies instead, the same figures.
+    with django_assert_num_queries(6):
+        alone = client.get(f"/agreement/?job={job}&by=source")
+    assert alone.context["report"].judgments == 8
+    assert [c.overall.counts for c in alone.context["report"].comparisons] == [
+        c.overall.counts for c in response.context["report"].comparisons
+    ]
 
 
 def test_hostile_reviewer_names_are_escaped_in_the_pairs_and_their_links_still_work(

@@ -4,12 +4,13 @@
 the trial's gates; `JudgmentTally` and `PairTally` hold their grouped counts, which the
 agreement page over every trial reads. Annotations, adjudications, re-judging and
 re-ingesting all go through the domain code here, and after each step the kept rows must be
-exactly what review migration 0007's `rebuild` recounts from the annotations.
+exactly what `review.tallies.rebuild` recounts from the annotations. The same holds for
+the per-job tallies (`JobJudgmentTally`, `JobPairTally`, and the trial tallies of
+review.job_tallies, which triggers keep).
 """
 
 from __future__ import annotations
 
-import importlib
 from collections import Counter
 from datetime import timedelta
 from typing import Any
@@ -19,9 +20,18 @@ from django.contrib.auth.models import User
 from django.db import connection
 from django.http import QueryDict
 
-from review import adjudication, agreement, tallies
+from review import adjudication, agreement, job_tallies, tallies
 from review.filters import TrialFilterForm
-from review.models import JudgmentTally, LatestJudgment, PairTally, add_annotation
+from review.models import (
+    JobJudgmentTally,
+    JobPairTally,
+    JobTally,
+    JudgmentTally,
+    LatestJudgment,
+    PairTally,
+    TrialReviewed,
+    add_annotation,
+)
 from rewards.models import Trial
 from rewards.scoring.grading import store_verdict
 from tests import review_factories as f
@@ -39,28 +49,50 @@ LATEST_COLUMNS = (
 )
 
 
-def kept() -> tuple[set[tuple[Any, ...]], dict[tuple[Any, ...], int], dict[tuple[Any, ...], int]]:
-    latest = set(LatestJudgment.objects.values_list(*LATEST_COLUMNS))
-    judgments = {
-        tuple(row[:-1]): row[-1]
-        for row in JudgmentTally.objects.exclude(n=0).values_list(*JudgmentTally.KEY, "n")
-    }
-    pairs = {
-        tuple(row[:-1]): row[-1]
-        for row in PairTally.objects.exclude(n=0).values_list(*PairTally.KEY, "n")
-    }
-    return latest, judgments, pairs
+Kept = dict[str, Any]
 
 
-def recounted() -> tuple[Any, ...]:
-    importlib.import_module("review.migrations.0007_latest_judgment").rebuild(connection)
+def _counted(model: Any) -> dict[tuple[Any, ...], int]:
+    rows = model.objects.exclude(n=0).values_list(*model.KEY, "n")
+    return {tuple(row[:-1]): row[-1] for row in rows}
+
+
+def _job_tallies() -> dict[tuple[Any, ...], tuple[Any, ...]]:
+    """JobTally rows that count something, sums rounded (kept by adding and subtracting
+    floats, they may differ from a recount in the last bits)."""
+    key = job_tallies.KEY
+    rows = JobTally.objects.exclude(trials=0).values_list(*key, *job_tallies.COUNTER_NAMES)
+    return {
+        tuple(row[: len(key)]): tuple(
+            round(v, 9) if isinstance(v, float) else v for v in row[len(key) :]
+        )
+        for row in rows
+    }
+
+
+def kept() -> Kept:
+    return {
+        "latest": set(LatestJudgment.objects.values_list(*LATEST_COLUMNS)),
+        "judgments": _counted(JudgmentTally),
+        "pairs": _counted(PairTally),
+        "job judgments": _counted(JobJudgmentTally),
+        "job pairs": _counted(JobPairTally),
+        "job trials": _job_tallies(),
+        "first reviews": set(TrialReviewed.objects.values_list("trial_id", "job_id", "first_at")),
+    }
+
+
+def recounted() -> Kept:
+    tallies.rebuild(connection)
+    job_tallies.rebuild(connection)
     return kept()
 
 
 def assert_kept_equals_recount() -> None:
     before = kept()
     assert before == recounted()
-    assert before[1], "the tallies are not empty"
+    assert before["judgments"], "the tallies are not empty"
+    assert before["job judgments"], "the job tallies are not empty"
 
 
 def matrices(query: str, by: str) -> list[Any]:
@@ -199,6 +231,35 @@ def test_the_page_over_every_trial_reads_the_tallies_and_agrees_with_grouping_th
     assert agreement.filtered_trials(TrialFilterForm(QueryDict("reward_min=0"))) is not None
 
 
+def test_the_page_of_one_job_reads_its_tallies_and_agrees_with_grouping_them(
+    people: dict[str, User],
+) -> None:
+    rita, sam = people["rita"], people["sam"]
+    trials = f.write(
+        *(
+            f.bundle(
+                name=f"t{i}",
+                job=("run-a", "run-b")[i % 2],
+                reward=(0.1, 0.9)[i % 3 == 0],
+                judges=[f.judge(("PASS", "FAIL")[i % 4 == 0], failure_mode="x")],
+            )
+            for i in range(12)
+        )
+    )
+    for i, trial in enumerate(trials):
+        add_annotation(trial_id=trial.pk, reviewer=rita, judgment=("pass", "fail")[i % 2])
+        add_annotation(trial_id=trial.pk, reviewer=sam, judgment=("pass", "fail")[i % 5 == 0])
+    job_a = trials[0].job
+    assert TrialFilterForm(QueryDict(f"job={job_a.pk}")).only_job == job_a
+    assert TrialFilterForm(QueryDict(f"job={job_a.pk}&reward_min=0")).only_job is None
+    for counted in ("", "&counted=blind"):
+        for by in agreement.DIMENSIONS:
+            tallied = matrices(f"job={job_a.pk}{counted}", by)
+            assert tallied == matrices(f"job={job_a.pk}&reward_min=0{counted}", by)
+    assert matrices(f"job={job_a.pk}", "source")[1] == 12  # six trials, two reviewers
+    assert_kept_equals_recount()
+
+
 @pytest.mark.parametrize("reviewers", [1, 12])
 def test_adding_an_annotation_keeps_everything_in_a_fixed_number_of_queries(
     reviewers: int, django_assert_num_queries: Any
@@ -207,7 +268,8 @@ def test_adding_an_annotation_keeps_everything_in_a_fixed_number_of_queries(
     rita = f.make_user("rita", "reviewer")
     # SAVEPOINT; lock the trial with its task; INSERT the annotation; read the trial's
     # annotations; read its latest judgments; upsert them; add to the judgment tally and to
-    # the pair tally; read the latest adjudication; UPDATE the trial's human summary; RELEASE.
-    with django_assert_num_queries(11):
+    # the pair tally, and to the job's two; read the latest adjudication; UPDATE the trial's
+    # human summary; RELEASE. (The job's trial tallies follow by trigger.)
+    with django_assert_num_queries(13):
         add_annotation(trial_id=trial.pk, reviewer=rita, judgment="fail")
     assert_kept_equals_recount()

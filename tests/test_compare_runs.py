@@ -103,14 +103,30 @@ def test_flipped_tasks_are_listed_each_way_with_their_trials(runs: tuple[Job, Jo
     assert Trial.objects.get(pk=task2.b_trial).job.name == "run-b"
 
 
+def test_each_flip_list_is_cut_at_its_own_limit_and_keeps_its_trials(
+    runs: tuple[Job, Job], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # B against A: two regressions (task3, task7) and one improvement (task2); one listed
+    # each way, the rest only counted.
+    monkeypatch.setattr(compare, "MAX_FLIPS", 1)
+    a, b = runs
+    result = compare.compare(b, a)
+    assert [flip.task for flip in result.regressions] == ["task3"]
+    assert [flip.task for flip in result.improvements] == ["task2"]
+    task2 = result.improvements[0]
+    assert Trial.objects.get(pk=task2.a_trial).job == b
+    assert Trial.objects.get(pk=task2.b_trial).job == a
+    assert [count for _, _, count in result.flip_lists] == [2, 1]
+
+
 def test_compare_page_shows_the_figures_in_a_fixed_number_of_queries(
     client: Client, runs: tuple[Job, Job], django_assert_num_queries: DjangoAssertNumQueries
 ) -> None:
     a, b = runs
     f.login(client, "ann", "analyst")
-    # session, user, roles, job A, job B (form), the paired aggregate, two flip lists,
-    # and the two job selects of the form.
-    with django_assert_num_queries(10):
+    # session, user, roles, job A, job B (form), the two runs' tallies summed per task, the
+    # flipped tasks' first trials, and the job selects' choices (read once, then cached).
+    with django_assert_num_queries(8):
         response = client.get(f"/compare/?a={a.pk}&b={b.pk}")
     html = response.content.decode()
     assert response.status_code == 200

@@ -13,7 +13,7 @@ from django.test import Client
 from review import plots
 from review.filters import TrialFilterForm
 from review.models import add_annotation
-from review.stats import Summary, summary_aggregates
+from review.stats import job_breakdown
 from rewards.models import Job, Trial
 from tests import review_factories as f
 
@@ -33,10 +33,6 @@ def job() -> Job:
     return Job.objects.get(name="run")
 
 
-def _summary(job: Job) -> Summary:
-    return Summary.of(Trial.objects.filter(job=job).aggregate(**summary_aggregates()))
-
-
 def _trials_at(url: str) -> list[float]:
     form = TrialFilterForm(QueryDict(urlsplit(url).query))
     assert form.is_valid(), form.errors
@@ -44,7 +40,7 @@ def _trials_at(url: str) -> list[float]:
 
 
 def test_reward_histogram_counts_each_bin_and_links_to_exactly_its_trials(job: Job) -> None:
-    chart = plots.job_plots(job, _summary(job))["histogram"]
+    chart = plots.job_plots(job, job_breakdown(job))["histogram"]
     assert [bar.value for bar in chart.bars] == [2, 1, 0, 0, 0, 0, 0, 0, 0, 2]
     assert _trials_at(chart.bars[0].url) == [0.0, 0.05]
     assert _trials_at(chart.bars[1].url) == [0.1]
@@ -55,7 +51,7 @@ def test_reward_histogram_counts_each_bin_and_links_to_exactly_its_trials(job: J
 
 
 def test_gate_rates_are_shares_of_decided_trials(job: Job) -> None:
-    chart = plots.job_plots(job, _summary(job))["gates"]
+    chart = plots.job_plots(job, job_breakdown(job))["gates"]
     by_label = {bar.label: bar for bar in chart.bars}
     # Judge: 1 PASS of 5 decided; verifier: 0.95 and 1.0 of 5 reach the 0.5 threshold.
     assert by_label["Judge verdict"].text == "20%"
@@ -65,13 +61,13 @@ def test_gate_rates_are_shares_of_decided_trials(job: Job) -> None:
 
 
 def test_failure_modes_are_ranked_and_link_to_their_trials(job: Job) -> None:
-    chart = plots.job_plots(job, _summary(job))["failure_modes"]
+    chart = plots.job_plots(job, job_breakdown(job))["failure_modes"]
     assert [(bar.label, bar.value) for bar in chart.bars] == [("units", 3), ("crash", 1)]
     assert _trials_at(chart.bars[0].url) == [0.0, 0.05, 1.0]
 
 
 def test_cost_and_tokens_per_passing_trial(job: Job) -> None:
-    result = plots.job_plots(job, _summary(job))
+    result = plots.job_plots(job, job_breakdown(job))
     cost = {bar.label: bar for bar in result["cost"].bars}
     # claude-code: 4 trials at $0.0123, one passes (1.0) → $0.0492 per pass; beta: 1 of 1.
     assert cost["claude-code · m-large"].text == "$0.0492"
@@ -88,7 +84,7 @@ def test_review_progress_counts_each_trial_once_on_its_first_day(job: Job) -> No
     add_annotation(trial_id=first.pk, reviewer=rita, judgment="pass")
     add_annotation(trial_id=first.pk, reviewer=sam, judgment="fail")
     add_annotation(trial_id=second.pk, reviewer=rita, judgment="pass")
-    chart = plots.job_plots(job, _summary(job))["progress"]
+    chart = plots.job_plots(job, job_breakdown(job))["progress"]
     assert [bar.value for bar in chart.bars] == [2]
     assert chart.bars[0].text == "40%"
 
@@ -110,7 +106,7 @@ def test_each_review_progress_bar_links_to_the_trials_reviewed_by_its_day() -> N
     # Another job's trial reviewed on day 1 is not this job's.
     f.write(f.bundle(job="other", name="x", annotations=[f.annotation("rita", at=day1)]))
     job = Job.objects.get(name="run")
-    chart = plots.job_plots(job, _summary(job))["progress"]
+    chart = plots.job_plots(job, job_breakdown(job))["progress"]
     assert [(bar.label, bar.value, bar.text) for bar in chart.bars] == [
         (day1.date().isoformat(), 1, "33%"),
         (day3.date().isoformat(), 2, "67%"),

@@ -139,10 +139,10 @@ def test_jobs_pages_run_a_fixed_number_of_queries(
     # 1 session, 2 user, 3 role groups, 4 jobs with their aggregates (one GROUP BY).
     with django_assert_num_queries(4):
         assert client.get("/jobs/").status_code == 200
-    # 1 session, 2 user, 3 role groups, 4 the job, 5 its totals, 6 by task, 7 by agent/model,
-    # plots: 8 reward histogram, 9 verifier and human rates, 10 failure modes,
-    # 11 cost and tokens by agent/model, 12 first annotations by day.
-    with django_assert_num_queries(12):
+    # 1 session, 2 user, 3 role groups, 4 the job, 5 its kept tally rows (totals, by task,
+    # by agent and model, failure modes, the histogram: all added up from them),
+    # 6 first annotations by day.
+    with django_assert_num_queries(6):
         assert client.get(f"/jobs/{job.pk}/").status_code == 200
 
 

@@ -11,7 +11,7 @@ from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
 from review import compare, figures, presenters
-from review.filters import QuickSelect
+from review.filters import JobChoices, QuickSelect
 from review.forms import STEP_KINDS
 from review.http import HttpRequest
 from review.roles import browse_required
@@ -31,6 +31,13 @@ class CompareForm(forms.Form):
         label="Run B",
         widget=QuickSelect,
     )
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # Both <select>s show the cached newest jobs, as the explorer's; validation still
+        # looks each job up.
+        for name in ("a", "b"):
+            self.fields[name].widget.choices = JobChoices(empty_label="---------")
 
     def clean(self) -> dict[str, Any]:
         cleaned = super().clean() or {}

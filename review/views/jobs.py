@@ -51,6 +51,6 @@ def job_detail(request: HttpRequest, pk: int) -> HttpResponse:
             "summary": breakdown.summary,
             "by_task": breakdown.by_task,
             "by_agent": breakdown.by_agent,
-            "charts": list(plots.job_plots(job, breakdown.summary).values()),
+            "charts": list(plots.job_plots(job, breakdown).values()),
         },
     )
