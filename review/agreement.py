@@ -48,6 +48,8 @@ GATE_LABELS = ("PASS", "FAIL")
 HUMAN_LABELS = ("pass", "fail")
 # The largest groups of a breakdown get their own matrix; the rest are summed up.
 MAX_GROUPS = 12
+# A breakdown row's interval is one of many on the page: fewer replicates keep it quick.
+GROUP_REPLICATES = 500
 MAX_PAIRS = 20
 PAIR_COLUMNS = (
     "reviewer_a_id",
@@ -123,6 +125,7 @@ class Matrix:
 
     counts: list[list[int]]
     urls: list[list[str]]
+    replicates: int = agreement.REPLICATES
 
     @cached_property
     def n(self) -> int:
@@ -150,7 +153,7 @@ class Matrix:
 
     @cached_property
     def interval(self) -> Interval | None:
-        return agreement.kappa_interval(self.counts)
+        return agreement.kappa_interval(self.counts, replicates=self.replicates)
 
     @property
     def cells_html(self) -> SafeString:
@@ -274,13 +277,14 @@ def _matrix(
     counts: list[list[int]],
     links: ExplorerLinks,
     comparison: Comparison,
+    replicates: int = agreement.REPLICATES,
     **group: str,
 ) -> Matrix:
     urls = [
         [links.url(((None, human),), **{comparison.param: auto}, **group) for human in HUMAN_LABELS]
         for auto in comparison.values
     ]
-    return Matrix(counts=counts, urls=urls)
+    return Matrix(counts=counts, urls=urls, replicates=replicates)
 
 
 def _pair_urls(links: ExplorerLinks, a: str, b: str) -> list[list[str]]:
@@ -378,6 +382,7 @@ def report(form: TrialFilterForm, dimension_key: str = DEFAULT_DIMENSION) -> Rep
                             counts,
                             links,
                             comparison,
+                            GROUP_REPLICATES,
                             **{dimension.param: value or NONE_VALUE},
                         ),
                     )
@@ -448,7 +453,7 @@ def reviewer_agreement(form: TrialFilterForm, links: ExplorerLinks) -> ReviewerA
     for (a, b), counts in shown:
         a_name, b_name = names[a], names[b]
         urls = _pair_urls(links, a_name, b_name)
-        matrix = Matrix(counts=counts, urls=urls)
+        matrix = Matrix(counts=counts, urls=urls, replicates=GROUP_REPLICATES)
         pairs.append(ReviewerPair(a=a_name, b=b_name, matrix=matrix))
     return ReviewerAgreement(
         pairs=pairs,

@@ -2,17 +2,17 @@
 
 Every function here takes counts that the database already aggregated (a confusion matrix,
 pair counts, a paired 2x2 table) and never a row per trial, so the cost is the same for ten
-trials or a million. The formulas are written out by hand on the standard library, and
-each is a handful of arithmetic operations, so a page computes all of them on every view.
+trials or a million. The formulas are written out by hand on the standard library; the
+bootstrap resamples the cell counts (a multinomial draw per replicate, made of one binomial
+draw per cell with `random.binomialvariate`), so it needs no per-row loop either.
 
-- Cohen's κ: (p_o - p_e) / (1 - p_e) over a square confusion matrix, with a large-sample
-  interval (`kappa_variance`).
+- Cohen's κ: (p_o - p_e) / (1 - p_e) over a square confusion matrix.
 - Krippendorff's alpha (nominal): 1 - (n - 1) · Σ_{c≠k} o_ck / Σ_{c≠k} n_c·n_k over the
   coincidence matrix, which is built from pair counts: an unordered pair of values (a, b) on
   a unit rated by m raters adds 1/(m - 1) to o_ab and to o_ba.
 - McNemar's test on the discordant pairs b and c of a paired 2x2 table: exact two-sided
   binomial (p = 0.5) while b + c < EXACT_BELOW, else χ² with continuity correction.
-- Pass-rate delta of two paired runs, with the Agresti-Min paired interval.
+- Pass-rate delta of two paired runs, with a percentile bootstrap interval.
 
 A statistic that is undefined for its counts (no data, or chance agreement of 1) is None,
 never a made-up number.
@@ -22,13 +22,15 @@ from __future__ import annotations
 
 import functools
 import math
-import statistics
-from collections.abc import Iterable, Sequence
+import random
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 Matrix = Sequence[Sequence[float]]
 
+REPLICATES = 1000
 LEVEL = 0.95
+SEED = 20261123
 # Below this many discordant pairs McNemar's χ² approximation is poor; the exact binomial
 # test is used instead (and it is cheap there).
 EXACT_BELOW = 25
@@ -39,7 +41,7 @@ class Interval:
     low: float
     high: float
     level: float
-    method: str
+    replicates: int
 
 
 # --- Cohen's κ ------------------------------------------------------------------------------
@@ -65,62 +67,111 @@ def cohen_kappa(counts: Matrix) -> float | None:
     return (observed - expected) / (1 - expected)
 
 
-# --- intervals ------------------------------------------------------------------------------
-@functools.cache
-def _z(level: float) -> float:
-    """The two-sided standard normal quantile of a confidence level (1.959964 for 95%)."""
-    return statistics.NormalDist().inv_cdf(1 - (1 - level) / 2)
+# --- resampling the cells -------------------------------------------------------------------
+def _conditionals(weights: Sequence[float]) -> list[float]:
+    """P(cell i | not in cells before i) for each cell but the last: fixed for every draw."""
+    left = float(sum(weights))
+    probabilities = []
+    for weight in weights[:-1]:
+        probabilities.append(min(1.0, max(0.0, weight / left)) if left > 0 else 0.0)
+        left -= weight
+    return probabilities
 
 
-def _clipped(centre: float, half: float, level: float, method: str) -> Interval:
-    return Interval(
-        low=max(-1.0, centre - half), high=min(1.0, centre + half), level=level, method=method
-    )
+def _draw(rng: random.Random, n: int, conditionals: Sequence[float]) -> list[int]:
+    draw: list[int] = []
+    left = n
+    for p in conditionals:
+        x = rng.binomialvariate(left, p) if left else 0
+        draw.append(x)
+        left -= x
+    draw.append(left)
+    return draw
 
 
-def kappa_variance(counts: Matrix) -> float | None:
-    """The large-sample variance of Cohen's κ (Fleiss, Cohen & Everitt, 1969).
+def multinomial(rng: random.Random, n: int, weights: Sequence[float]) -> list[int]:
+    """One multinomial draw of `n` items into cells of the given weights.
 
-    With cell proportions p_ij, row totals r_i, column totals c_j, p_e as for κ and n items:
-        A = Σ_i p_ii (1 - (r_i + c_i)(1 - κ))²
-        B = (1 - κ)² Σ_{i≠j} p_ij (c_i + r_j)²
-        C = (κ - p_e (1 - κ))²
-        Var(κ) = (A + B - C) / (n (1 - p_e)²)
-    It is the variance of κ over resamples of the table's items (a multinomial draw of its
-    cells) as the number of items grows, so it needs the counts only. None when κ is.
+    Sequential conditional binomials: cell i gets Bin(remaining, w_i / remaining weight),
+    so a draw costs one binomial per cell whatever `n` is.
     """
-    kappa = cohen_kappa(counts)
-    return None if kappa is None else _kappa_variance(counts, kappa)
+    return _draw(rng, n, _conditionals(weights))
 
 
-def _kappa_variance(counts: Matrix, kappa: float) -> float:
-    size = len(counts)
-    n = sum(sum(row) for row in counts)
-    p = [[counts[i][j] / n for j in range(size)] for i in range(size)]
-    rows = [sum(row) for row in p]
-    cols = [sum(p[i][j] for i in range(size)) for j in range(size)]
-    expected = sum(rows[i] * cols[i] for i in range(size))
-    a = sum(p[i][i] * (1 - (rows[i] + cols[i]) * (1 - kappa)) ** 2 for i in range(size))
-    b = (1 - kappa) ** 2 * sum(
-        p[i][j] * (cols[i] + rows[j]) ** 2 for i in range(size) for j in range(size) if i != j
-    )
-    c = (kappa - expected * (1 - kappa)) ** 2
-    # A + B - C is a sum of squares in disguise; rounding can leave it a hair below zero.
-    return max(0.0, a + b - c) / (n * (1 - expected) ** 2)
+def _percentile(ordered: Sequence[float], q: float) -> float:
+    """Linear-interpolated quantile of an ordered sample (numpy's default method)."""
+    position = q * (len(ordered) - 1)
+    lower = math.floor(position)
+    upper = min(lower + 1, len(ordered) - 1)
+    return ordered[lower] + (ordered[upper] - ordered[lower]) * (position - lower)
 
 
-def kappa_interval(counts: Matrix, *, level: float = LEVEL) -> Interval | None:
-    """κ ± z·SE with the large-sample variance above, kept within [-1, 1].
-
-    A handful of arithmetic operations per matrix, so a page computes every interval on
-    every view (a resampling bootstrap costs milliseconds per matrix in Python, and an
-    agreement page shows up to forty). Same counts, same interval.
-    """
-    kappa = cohen_kappa(counts)
-    if kappa is None:
+def _bootstrap(
+    cells: Sequence[int],
+    statistic: Callable[[list[int]], float | None],
+    replicates: int,
+    level: float,
+    seed: int,
+) -> Interval | None:
+    n = sum(cells)
+    if n <= 0:
         return None
-    half = _z(level) * math.sqrt(_kappa_variance(counts, kappa))
-    return _clipped(kappa, half, level, "large-sample")
+    rng = random.Random(seed)  # noqa: S311 (a reproducible resample, not a secret)
+    conditionals = _conditionals(cells)
+    values = []
+    for _ in range(replicates):
+        value = statistic(_draw(rng, n, conditionals))
+        if value is not None:
+            values.append(value)
+    # Replicates where the statistic is undefined are left out; when most are, the interval
+    # would describe a few lucky draws, so there is none.
+    if len(values) < replicates / 2:
+        return None
+    values.sort()
+    tail = (1 - level) / 2
+    return Interval(
+        low=_percentile(values, tail),
+        high=_percentile(values, 1 - tail),
+        level=level,
+        replicates=len(values),
+    )
+
+
+def _kappa_2x2(draw: list[int]) -> float | None:
+    """Cohen's kappa of a flattened 2x2 matrix: the bootstrap's inner loop, written out."""
+    a, b, c, d = draw
+    n = a + b + c + d
+    expected = ((a + b) * (a + c) + (c + d) * (b + d)) / (n * n)
+    if math.isclose(expected, 1.0):
+        return None
+    return ((a + d) / n - expected) / (1 - expected)
+
+
+@functools.lru_cache(maxsize=4096)
+def _kappa_interval(
+    cells: tuple[int, ...], size: int, replicates: int, level: float, seed: int
+) -> Interval | None:
+    def kappa_of(draw: list[int]) -> float | None:
+        return cohen_kappa([draw[i * size : (i + 1) * size] for i in range(size)])
+
+    statistic = _kappa_2x2 if size == 2 else kappa_of
+    return _bootstrap(cells, statistic, replicates, level, seed)
+
+
+def kappa_interval(
+    counts: Matrix,
+    *,
+    replicates: int = REPLICATES,
+    level: float = LEVEL,
+    seed: int = SEED,
+) -> Interval | None:
+    """Percentile bootstrap interval for Cohen's kappa, resampling the matrix's cell counts.
+
+    Deterministic (fixed seed), so the answer for the same counts is remembered.
+    """
+    size = _square(counts)
+    cells = tuple(int(c) for row in counts for c in row)
+    return _kappa_interval(cells, size, replicates, level, seed)
 
 
 # --- Krippendorff's alpha -----------------------------------------------------------------------
@@ -190,22 +241,39 @@ class PairedCounts:
         return [self.both_pass, self.a_only, self.b_only, self.neither]
 
 
-def delta_interval(counts: PairedCounts, *, level: float = LEVEL) -> Interval | None:
-    """Interval for B's pass rate minus A's on paired tasks (Agresti & Min, 2005).
+def delta_interval(
+    counts: PairedCounts,
+    *,
+    replicates: int = REPLICATES,
+    level: float = LEVEL,
+    seed: int = SEED,
+) -> Interval | None:
+    """Paired percentile bootstrap interval for B's pass rate minus A's.
 
-    The paired Wald interval after adding ½ to each of the four cells: with b tasks passed
-    only in A, c only in B and n tasks, n' = n + 2, d' = (c - b) / n' and
-        Var = ((b + c + 1) / n' - d'²) / n'
-    it is d' ± z·√Var, kept within [-1, 1]. The added halves keep it honest where few
-    tasks changed (the unadjusted interval collapses to a point when none did), and it
-    needs only the counts. None without tasks.
+    Resampling tasks (not trials of each run separately) keeps the pairing: a draw is a
+    multinomial over the four cells of the paired table. Deterministic (fixed seed), so
+    the answer for the same counts is remembered, like kappa's.
     """
-    if counts.n <= 0:
-        return None
-    n = counts.n + 2
-    delta = (counts.b_only - counts.a_only) / n
-    variance = ((counts.a_only + counts.b_only + 1) / n - delta**2) / n
-    return _clipped(delta, _z(level) * math.sqrt(max(0.0, variance)), level, "Agresti-Min")
+
+    return _delta_interval(tuple(counts.cells), replicates, level, seed)
+
+
+@functools.lru_cache(maxsize=1024)
+def _delta_interval(
+    cells: tuple[int, ...], replicates: int, level: float, seed: int
+) -> Interval | None:
+    n = sum(cells)
+
+    def delta_of(draw: list[int]) -> float:
+        return (draw[2] - draw[1]) / n
+
+    return _bootstrap(cells, delta_of, replicates, level, seed)
+
+
+def forget_intervals() -> None:
+    """Drop the remembered intervals: the next request computes every one (benchmarks)."""
+    _kappa_interval.cache_clear()
+    _delta_interval.cache_clear()
 
 
 @dataclass(frozen=True)

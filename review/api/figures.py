@@ -53,7 +53,7 @@ def _form_errors(errors: Any) -> ValidationError:
 def get_agreement(request: HttpRequest) -> dict[str, Any]:
     """The agreement page's figures under the explorer's filters: confusion matrices (rows
     PASS / FAIL of the gate, columns pass / fail of the human), Cohen's kappa with a 95%
-    large-sample interval, the breakdown, reviewer pairs and Krippendorff's alpha."""
+    bootstrap interval, the breakdown, reviewer pairs and Krippendorff's alpha."""
     form = TrialFilterForm(request.GET)
     page = AgreementForm(request.GET)
     if not form.is_valid():
@@ -76,7 +76,7 @@ def get_agreement(request: HttpRequest) -> dict[str, Any]:
 )
 def get_comparison(request: HttpRequest) -> dict[str, Any]:
     """Paired task outcomes of jobs `a` and `b` (verifier, judge, human): counts, pass rates,
-    the delta with a paired (Agresti-Min) interval, McNemar's test and the flipped tasks."""
+    the delta with a paired bootstrap interval, McNemar's test and the flipped tasks."""
     form = CompareForm(request.GET)
     if not form.is_valid():
         raise _form_errors(form.errors)
