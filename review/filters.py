@@ -28,7 +28,7 @@ from django.utils.html import format_html
 from django.utils.safestring import SafeString
 from django.utils.timezone import get_current_timezone
 
-from review.choices import job_choices
+from review.choices import job_choices, newest_job_name
 from review.models import Annotation, LatestJudgment
 from review.search import search
 from review.widgets import FastSelect, FastWidgetRenderer
@@ -308,6 +308,18 @@ class JobChoices(BaseChoiceIterator):
         yield from job_choices()
 
 
+class JobField(forms.ModelChoiceField):  # type: ignore[type-arg]
+    """The job filter. A job among the cached newest ones (the <select>'s options) is taken
+    from that list, without a query; any other id is looked up as by ModelChoiceField. A job
+    deleted less than the cache's lifetime ago (in another process) then filters to no rows."""
+
+    def to_python(self, value: Any) -> Job | None:
+        if isinstance(value, str) and (name := newest_job_name(value)) is not None:
+            return Job(pk=int(value), name=name)
+        job: Job | None = super().to_python(value)
+        return job
+
+
 class TrialFilterForm(forms.Form):
     """Every explorer filter; an unknown or invalid value narrows nothing and is reported."""
 
@@ -322,7 +334,7 @@ class TrialFilterForm(forms.Form):
             attrs={"type": "search", "placeholder": "task, trial, agent or model name"}
         ),
     )
-    job = forms.ModelChoiceField(
+    job = JobField(
         queryset=Job.objects.only("id", "name").order_by("-id"),
         required=False,
         empty_label="All jobs",

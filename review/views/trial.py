@@ -270,7 +270,11 @@ def _annotations_context(
     saved: bool = False,
 ) -> dict[str, Any]:
     allowed = can_annotate(request.user)
-    annotations = list(Annotation.objects.for_trial(trial).history())
+    # The trial keeps its annotation count (kept with every annotation added): most trials
+    # have none, and then neither annotations nor adjudications (which settle annotations)
+    # are read.
+    reviewed = trial.annotation_count > 0
+    annotations = list(Annotation.objects.for_trial(trial).history()) if reviewed else []
     if allowed and form is None:
         discipline = (
             ReviewerProfile.objects.filter(user=request.user)
@@ -281,7 +285,7 @@ def _annotations_context(
     return {
         "trial": trial,
         "annotations": annotations,
-        "verdicts": adjudication.verdicts(trial, annotations),
+        "verdicts": adjudication.verdicts(trial, annotations) if reviewed else [],
         "annotation_form": form if allowed else None,
         "can_annotate": allowed,
         "saved": saved,
