@@ -237,17 +237,17 @@ def test_previous_and_next_cost_no_extra_query_whatever_the_data_size(
     middle = trials[len(trials) // 2]
     # 1 session, 2 the user with their role groups, 3 the trial with its job, task and open
     # tab's blobs AND its previous and next ids (two keyset subqueries, LIMIT 1 each, in the
-    # same SELECT), 4 results, 5 scorers, 6 judge verdicts, 7 error tags, 8 the reviewer's
-    # profile: the same 8 as the page without a list (no annotation yet: neither
-    # annotations nor adjudications are read).
-    with django_assert_num_queries(8):
+    # same SELECT), 4 results, 5 scorers, 6 judge verdicts, 7 the reviewer's profile: the
+    # same 7 as the page without a list (no annotation and no error tag yet: neither
+    # annotations, adjudications nor tags are read).
+    with django_assert_num_queries(7):
         html = client.get(
             f"/trials/{middle.pk}/?judge_verdict=FAIL&sort=-reward&tab=diff"
         ).content.decode()
     assert set(_nav_links(html)) == {"prev", "next"}
     # A job filter adds one: the newest jobs, among which the form finds the job (cached
     # from then on).
-    with django_assert_num_queries(9):
+    with django_assert_num_queries(8):
         assert client.get(f"/trials/{middle.pk}/?job={middle.job_id}").status_code == 200
 
 

@@ -310,6 +310,7 @@ def test_an_unreviewed_trial_reads_no_annotations_and_no_adjudications(
     trial = f.make_trial(
         name="t-unreviewed",
         scorers=[f.scorer("a"), f.scorer("b")],
+        judges=[f.judge("FAIL")],
         error_tags=[ErrorTag(category="timeout", source="mechanical")],
     )
     assert trial.annotation_count == 0
@@ -322,6 +323,23 @@ def test_an_unreviewed_trial_reads_no_annotations_and_no_adjudications(
     html = response.content.decode()
     assert "No one has reviewed this trial yet." in html
     assert 'id="verdicts-title"' not in html
+    assert "timeout" in html
+
+
+def test_a_trial_without_judge_or_error_tags_reads_neither(
+    client: Client, django_assert_num_queries: Callable[..., Any]
+) -> None:
+    trial = f.make_trial(name="t-bare", scorers=[f.scorer("a")], judges=[], error_tags=[])
+    assert trial.judge_verdict == ""
+    assert trial.error_categories == ""
+    f.login(client, "ann", "analyst")
+    # 1 session, 2 the user with their role groups, 3 the trial, 4 results, 5 scorers: its
+    # kept judge verdict and error categories are empty, so no verdict or tag is read.
+    with django_assert_num_queries(5):
+        response = client.get(_url(trial))
+    html = response.content.decode()
+    assert "No judge verdict for this trial." in html
+    assert 'id="error-tags"' not in html
 
 
 @pytest.mark.parametrize("size", [1, 20])

@@ -305,7 +305,13 @@ def _page_context(
     )
     current = next((r for r in results if r.is_current), None)
     scorers = list(ScorerResult.objects.filter(trial=trial).order_by("position"))
-    verdicts = list(JudgeVerdict.objects.filter(trial=trial).order_by(*JudgeVerdict.LATEST_FIRST))
+    # The trial keeps its latest judge verdict and its error categories: without either,
+    # there is no verdict (no error tag) to read.
+    verdicts = (
+        list(JudgeVerdict.objects.filter(trial=trial).order_by(*JudgeVerdict.LATEST_FIRST))
+        if trial.judge_verdict
+        else []
+    )
     judge = verdicts[0] if verdicts else None
     tabs = _tab_context(trial, state, nav)
     return {
@@ -325,7 +331,9 @@ def _page_context(
         "judge": judge,
         "earlier_verdicts": verdicts[1:],
         "fact_checks": presenters.fact_check_rows(judge.fact_checks if judge else None),
-        "tag_groups": presenters.tags_by_source(trial.error_tags.all()),
+        "tag_groups": presenters.tags_by_source(trial.error_tags.all())
+        if trial.error_categories
+        else [],
         "phases": presenters.phase_timings(trial.timings),
         "wall_seconds": presenters.seconds_between(trial.started_at, trial.finished_at),
         "gate_explanation": presenters.DISAGREEMENT_EXPLANATIONS.get(trial.gate_disagreement, ""),
