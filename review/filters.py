@@ -8,8 +8,8 @@ value, id)", never an OFFSET, and nothing counts the table.
 from __future__ import annotations
 
 import base64
-import copy
 import binascii
+import copy
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
