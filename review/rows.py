@@ -26,6 +26,7 @@ from rewards.models import Disagreement, HumanDisagreement
 
 if TYPE_CHECKING:
     from review.presenters import ScorerRow, Step, StepPart
+    from review.views.explorer import Column
 
 _ROW = (
     "<tr{}>"
@@ -123,6 +124,36 @@ def _cells(
         if human
         else _NOTHING,
     )
+
+
+# --- the explorer's column headers ---------------------------------------------------------
+_SORT_LINK = (
+    '<a class="sort" data-state="{}" href="{}" hx-get="{}" hx-target="#results"'
+    ' hx-swap="outerHTML" hx-push-url="true">{}<span class="sort-mark" aria-hidden="true">'
+    "</span></a>"
+)
+_LINK_SEPARATOR = SafeString(' <span aria-hidden="true">·</span> ')
+_NUMERIC = SafeString(' class="num"')
+
+
+def header_cells(columns: Iterable[Column]) -> SafeString:
+    """The explorer's `<th>`s: each sortable column's links to the list sorted by it (the
+    current sort marked by `aria-sort`), a plain label otherwise."""
+    cells = []
+    for column in columns:
+        content = _LINK_SEPARATOR.join(
+            format_html(_SORT_LINK, link.state, link.href, link.href, link.label)
+            for link in column.links
+        )
+        cells.append(
+            format_html(
+                '<th scope="col"{}{}>{}</th>\n',
+                _NUMERIC if column.numeric else _NOTHING,
+                format_html(' aria-sort="{}"', column.aria_sort) if column.links else _NOTHING,
+                SafeString(content) if column.links else column.label,
+            )
+        )
+    return SafeString("".join(cells))
 
 
 # --- the trial page's Scorers card ------------------------------------------------------------
