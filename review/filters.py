@@ -316,7 +316,8 @@ class JobField(forms.ModelChoiceField):  # type: ignore[type-arg]
 
     def to_python(self, value: Any) -> Job | None:
         if isinstance(value, str) and (name := newest_job_name(value)) is not None:
-            return Job(pk=int(value), name=name)
+            # As the field's queryset would load it: id and name, the rest deferred.
+            return Job.from_db(Job.objects.db, ["id", "name"], (int(value), name))
         job: Job | None = super().to_python(value)
         return job
 
