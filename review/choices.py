@@ -40,6 +40,12 @@ def job_choices() -> list[tuple[str, str]]:
     return choices
 
 
+def newest_job_name(pk: str) -> str | None:
+    """The name of job `pk` (its id as the select writes it) when it is among the cached
+    newest jobs; None otherwise (an older job, or one not seen yet)."""
+    return next((name for value, name in job_choices() if value == pk), None)
+
+
 @receiver(post_save, sender=Job, dispatch_uid="review.forget_job_choices_on_save")
 @receiver(post_delete, sender=Job, dispatch_uid="review.forget_job_choices_on_delete")
 def forget_job_choices(**kwargs: Any) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import copy
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -30,7 +31,7 @@ from django.utils.html import format_html
 from django.utils.safestring import SafeString
 from django.utils.timezone import get_current_timezone
 
-from review.choices import job_choices
+from review.choices import job_choices, newest_job_name
 from review.models import Annotation, LatestJudgment
 from review.search import search
 from review.widgets import FastSelect, FastWidgetRenderer
@@ -316,6 +317,19 @@ class JobChoices(BaseChoiceIterator):
         yield from job_choices()
 
 
+class JobField(forms.ModelChoiceField):  # type: ignore[type-arg]
+    """The job filter. A job among the cached newest ones (the <select>'s options) is taken
+    from that list, without a query; any other id is looked up as by ModelChoiceField. A job
+    deleted less than the cache's lifetime ago (in another process) then filters to no rows."""
+
+    def to_python(self, value: Any) -> Job | None:
+        if isinstance(value, str) and (name := newest_job_name(value)) is not None:
+            # As the field's queryset would load it: id and name, the rest deferred.
+            return Job.from_db(Job.objects.db, ["id", "name"], (int(value), name))
+        job: Job | None = super().to_python(value)
+        return job
+
+
 class TrialFilterForm(forms.Form):
     """Every explorer filter; an unknown or invalid value narrows nothing and is reported."""
 
@@ -330,7 +344,7 @@ class TrialFilterForm(forms.Form):
             attrs={"type": "search", "placeholder": "task, trial, agent or model name"}
         ),
     )
-    job = forms.ModelChoiceField(
+    job = JobField(
         queryset=Job.objects.only("id", "name").order_by("-id"),
         required=False,
         empty_label="All jobs",
@@ -396,7 +410,8 @@ class TrialFilterForm(forms.Form):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         # The <select> shows the cached newest jobs (read only when it is rendered: a
-        # fragment has none); validation still looks the job up.
+        # fragment has none); validation still finds any job. Set on each form: copying a
+        # ModelChoiceField resets its widget's choices.
         self.fields["job"].widget.choices = JobChoices()
 
     def clean(self) -> dict[str, Any]:
@@ -477,6 +492,50 @@ class TrialFilterForm(forms.Form):
     @property
     def fieldsets(self) -> list[tuple[str, list[forms.BoundField]]]:
         return [(legend, [self[name] for name in names]) for legend, names in self.FIELDSETS]
+
+    @property
+    def sidebar(self) -> Sidebar:
+        """The sidebar's fields, each a label, its input and its errors (see `field_block`)."""
+        block = self.field_block
+        return Sidebar(
+            search=block("q", css="field field-search"),
+            reward_min=block("reward_min"),
+            reward_max=block("reward_max"),
+            validity=block("validity", label="Validity", errors=False),
+            groups=[(legend, [block(name) for name in names]) for legend, names in self.FIELDSETS],
+        )
+
+    def field_block(
+        self, name: str, css: str = "field", label: str | None = None, errors: bool = True
+    ) -> SafeString:
+        """One field of the sidebar: its label, its input and its errors.
+
+        A page uses a few filters at most; every other field is empty, and an empty field's
+        block is the same on every page, so it is written once per process (the job
+        <select> aside: its options follow the jobs).
+        """
+        key = (name, css, label, errors)
+        blank = name != "job" and self._is_blank(name)
+        if blank and (found := _BLANK_BLOCKS.get(key)) is not None:
+            return found
+        field = self[name]
+        html = format_html(
+            _BLOCK,
+            css,
+            field.id_for_label,
+            field.label if label is None else label,
+            field,
+            field.errors if errors else "",
+        )
+        if blank:
+            _BLANK_BLOCKS[key] = html
+        return html
+
+    def _is_blank(self, name: str) -> bool:
+        """The field has no value in the query string (or only empty ones) and no error."""
+        getlist = getattr(self.data, "getlist", None)
+        raw = getlist(name) if getlist else [self.data.get(name)]
+        return all(value in (None, "") for value in raw) and name not in self.errors
 
     def canonical_query(self) -> QueryDict:
         """The filter and sort as a query string holds them: only the parameters in use."""
@@ -693,6 +752,45 @@ class TrialFilterForm(forms.Form):
 for _field in TrialFilterForm.base_fields.values():
     if type(_field.widget) is forms.Select:
         _field.widget = FastSelect(attrs=_field.widget.attrs, choices=_field.widget.choices)
+
+
+class _FilterFields(dict[str, forms.Field]):
+    """The filter's fields, copied for each form as Django does, their choices aside.
+
+    Django deep-copies a form's fields for each instance, the lists of choices included;
+    this form is built several times a page (explorer, trial page, queue) and its choices
+    are fixed when the class is built, so each copy shares them: a field or widget can still
+    be changed on one form alone, and choices are replaced, never changed in place.
+    """
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> dict[str, forms.Field]:
+        for field in self.values():
+            for choices in (
+                getattr(field, "_choices", None),
+                getattr(field.widget, "choices", None),
+            ):
+                if choices is not None:
+                    memo[id(choices)] = choices
+        return {name: copy.deepcopy(field, memo) for name, field in self.items()}
+
+
+TrialFilterForm.base_fields = _FilterFields(TrialFilterForm.base_fields)
+
+
+@dataclass(frozen=True)
+class Sidebar:
+    """The explorer's filter fields as HTML blocks (`TrialFilterForm.field_block`)."""
+
+    search: SafeString
+    reward_min: SafeString
+    reward_max: SafeString
+    validity: SafeString
+    groups: list[tuple[str, list[SafeString]]]
+
+
+_BLOCK = '<div class="{}">\n<label for="{}">{}</label>\n{}\n{}</div>\n'
+# An empty field's block, by (name, css, label, errors): the same on every page.
+_BLANK_BLOCKS: dict[tuple[str, str, str | None, bool], SafeString] = {}
 
 
 def _choice_label(choices: Any, value: Any) -> Any:

@@ -18,7 +18,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from django.urls import reverse
-from django.utils.html import escape, format_html, format_html_join
+from django.utils.html import escape, format_html
 from django.utils.safestring import SafeString
 
 from review.templatetags.review_tags import gate_badge, human_badge, score
@@ -26,6 +26,7 @@ from rewards.models import Disagreement, HumanDisagreement
 
 if TYPE_CHECKING:
     from review.presenters import ScorerRow, Step, StepPart
+    from review.views.explorer import Column
 
 _ROW = (
     "<tr{}>"
@@ -68,9 +69,11 @@ def trial_rows(trials: Iterable[dict[str, Any]], query: str) -> SafeString:
     Each trial is a row of `Trial.objects.values(*ROW_FIELDS)` (the explorer's fields, the
     job's and task's names by their paths).
     """
-    # One reverse for the page: the trial URL around a placeholder id, filled in per row.
+    # One reverse for the page: the trial URL around a placeholder id, filled in per row
+    # (escaped once: the id between is an integer).
     before, after = reverse("review:trial-detail", args=[0]).rsplit("0", 1)
     after += f"?{query}" if query else ""
+    before, after = escape(before), escape(after)
     # Jobs, tasks, agents and models repeat down a page: each text is escaped once.
     escaped: dict[str, SafeString] = {}
 
@@ -80,19 +83,23 @@ def trial_rows(trials: Iterable[dict[str, Any]], query: str) -> SafeString:
             found = escaped[value] = escape(value)
         return found
 
-    return format_html_join("", _ROW, (_cells(trial, before, after, text) for trial in trials))
+    # Every cell is escaped (or markup built by format_html) by `_cells`, so the row is
+    # filled in by plain `str.format`: format_html would escape-check 21 values a row again.
+    return SafeString("".join(_ROW.format(*_cells(trial, before, after, text)) for trial in trials))
 
 
 def _cells(
     trial: dict[str, Any], before: str, after: str, text: Callable[[str], SafeString]
-) -> tuple[object, ...]:
+) -> tuple[SafeString | str, ...]:
+    """A row's cells, each escaped already: texts by `text`, the link from the escaped
+    `before` and `after` around the integer id, badges and flags by format_html."""
     name, job = text(trial["name"]), text(trial["job__name"])
     task_name, source = text(trial["task__name"]), text(trial["task__source"])
     agent, model = text(trial["agent_name"]), text(trial["model_name"])
     gate, human = trial["gate_disagreement"], trial["human_disagreement"]
     return (
         _DISAGREES if gate or human else _NOTHING,
-        f"{before}{trial['id']}{after}",
+        f"{before}{int(trial['id'])}{after}",
         name,
         name,
         job,
@@ -106,7 +113,7 @@ def _cells(
         agent or "—",
         model,
         model or "—",
-        score(trial["reward"]),
+        escape(score(trial["reward"])),
         _VALID if trial["is_valid"] else _INVALID,
         _gate(trial["scorer_verdict"], "no scorers"),
         _gate(trial["judge_verdict"], "no judge"),
@@ -117,6 +124,36 @@ def _cells(
         if human
         else _NOTHING,
     )
+
+
+# --- the explorer's column headers ---------------------------------------------------------
+_SORT_LINK = (
+    '<a class="sort" data-state="{}" href="{}" hx-get="{}" hx-target="#results"'
+    ' hx-swap="outerHTML" hx-push-url="true">{}<span class="sort-mark" aria-hidden="true">'
+    "</span></a>"
+)
+_LINK_SEPARATOR = SafeString(' <span aria-hidden="true">·</span> ')
+_NUMERIC = SafeString(' class="num"')
+
+
+def header_cells(columns: Iterable[Column]) -> SafeString:
+    """The explorer's `<th>`s: each sortable column's links to the list sorted by it (the
+    current sort marked by `aria-sort`), a plain label otherwise."""
+    cells = []
+    for column in columns:
+        content = _LINK_SEPARATOR.join(
+            format_html(_SORT_LINK, link.state, link.href, link.href, link.label)
+            for link in column.links
+        )
+        cells.append(
+            format_html(
+                '<th scope="col"{}{}>{}</th>\n',
+                _NUMERIC if column.numeric else _NOTHING,
+                format_html(' aria-sort="{}"', column.aria_sort) if column.links else _NOTHING,
+                SafeString(content) if column.links else column.label,
+            )
+        )
+    return SafeString("".join(cells))
 
 
 # --- the trial page's Scorers card ------------------------------------------------------------

@@ -127,8 +127,8 @@ def test_the_queue_lists_waiting_trials_in_a_fixed_number_of_queries(
     django_assert_num_queries: DjangoAssertNumQueries,
 ) -> None:
     client.force_login(people["eve"])
-    # session, user, roles, one page of waiting trials.
-    with django_assert_num_queries(4):
+    # session, the user with their roles, one page of waiting trials.
+    with django_assert_num_queries(3):
         response = client.get("/adjudication/?conflict=human&conflict=judge")
     html = response.content.decode()
     assert response.status_code == 200
@@ -212,9 +212,9 @@ def test_the_adjudicate_page_runs_a_fixed_number_of_queries(
     django_assert_num_queries: DjangoAssertNumQueries,
 ) -> None:
     client.force_login(people["eve"])
-    # session, user, roles, the trial, each reviewer's latest, every annotation, earlier
-    # verdicts, the current conflicts.
-    with django_assert_num_queries(8):
+    # session, the user with their roles, the trial, each reviewer's latest, every
+    # annotation, earlier verdicts, the current conflicts.
+    with django_assert_num_queries(7):
         assert client.get(f"/trials/{split.pk}/adjudicate/").status_code == 200
 
 

@@ -210,8 +210,9 @@ def test_agreement_page_renders_the_figures_in_a_fixed_number_of_queries(
     client: Client, trials: dict[str, Any], django_assert_num_queries: DjangoAssertNumQueries
 ) -> None:
     f.login(client, "ann", "analyst")
-    # session, user, the user's roles, the grouped counts, the reviewer pairs with their names.
-    with django_assert_num_queries(5):
+    # session, the user with their roles, the grouped counts, the reviewer pairs with their
+    # names.
+    with django_assert_num_queries(4):
         response = client.get("/agreement/")
     html = response.content.decode()
     assert response.status_code == 200
@@ -229,7 +230,7 @@ def test_agreement_page_query_count_does_not_grow_with_the_data(
     for trial in f.make_trials(5, judges=[f.judge("FAIL", failure_mode="crash")]):
         add_annotation(trial_id=trial.pk, reviewer=rita, judgment="fail")
     f.login(client, "ann", "analyst")
-    with django_assert_num_queries(5):
+    with django_assert_num_queries(4):
         response = client.get("/agreement/?by=judge_model")
     assert response.status_code == 200
 
@@ -239,14 +240,16 @@ def test_a_filtered_agreement_page_groups_its_trials_in_a_fixed_number_of_querie
 ) -> None:
     job = trials["t1"].job_id
     f.login(client, "ann", "analyst")
-    # session, user, roles, the job (the filter validates it), the grouped judgments of the
-    # filter's trials, their reviewer pairs with the reviewers' names.
-    with django_assert_num_queries(6):
+    # session, the user with their roles, the newest jobs (the filter finds the job among
+    # them; cached from here on), the grouped judgments of the filter's trials, their
+    # reviewer pairs with the reviewers' names.
+    with django_assert_num_queries(5):
         response = client.get(f"/agreement/?job={job}&reward_min=0&by=source")
     assert response.status_code == 200
     assert response.context["report"].judgments == 8
-    # The job alone: its kept judgment tallies and pair tallies instead, the same figures.
-    with django_assert_num_queries(6):
+    # The job alone: its kept judgment tallies and pair tallies instead, the same figures
+    # (the job found among the cached newest jobs).
+    with django_assert_num_queries(4):
         alone = client.get(f"/agreement/?job={job}&by=source")
     assert alone.context["report"].judgments == 8
     assert [c.overall.counts for c in alone.context["report"].comparisons] == [

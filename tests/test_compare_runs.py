@@ -124,9 +124,10 @@ def test_compare_page_shows_the_figures_in_a_fixed_number_of_queries(
 ) -> None:
     a, b = runs
     f.login(client, "ann", "analyst")
-    # session, user, roles, job A, job B (form), the two runs' tallies summed per task, the
-    # flipped tasks' first trials, and the job selects' choices (read once, then cached).
-    with django_assert_num_queries(8):
+    # session, the user with their roles, job A, job B (form), the two runs' tallies summed
+    # per task, the flipped tasks' first trials, and the job selects' choices (read once,
+    # then cached).
+    with django_assert_num_queries(7):
         response = client.get(f"/compare/?a={a.pk}&b={b.pk}")
     html = response.content.decode()
     assert response.status_code == 200
@@ -157,8 +158,9 @@ def test_side_by_side_shows_both_trials(
     regression = compare.compare(*runs).regressions[0]
     f.login(client, "ann", "analyst")
     url = f"/compare/trials/{regression.a_trial}/{regression.b_trial}/"
-    # session, user, roles, both trials, their details, scorers and judge verdicts.
-    with django_assert_num_queries(7):
+    # session, the user with their roles, both trials, their details, scorers and judge
+    # verdicts.
+    with django_assert_num_queries(6):
         response = client.get(url)
     html = response.content.decode()
     assert response.status_code == 200

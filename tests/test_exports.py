@@ -218,9 +218,10 @@ def test_csv_export_streams_with_a_fixed_number_of_queries(client: Client, analy
         assert len(rows) == Trial.objects.count()
         return len(captured)
 
-    # session, user, groups, reviewers of the export, then the rows in one SELECT; on
-    # PostgreSQL that SELECT runs inside COPY on psycopg's cursor, which Django does not log.
-    expected = 4 if connection.vendor == "postgresql" else 5
+    # session, the user with their groups, reviewers of the export, then the rows in one
+    # SELECT; on PostgreSQL that SELECT runs inside COPY on psycopg's cursor, which Django
+    # does not log.
+    expected = 3 if connection.vendor == "postgresql" else 4
     assert queries_for(2) == queries_for(40) == expected
 
 

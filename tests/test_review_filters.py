@@ -325,3 +325,20 @@ def test_latest_judgments_ride_in_the_canonical_query_and_render_one_input_each(
     html = str(form["judged"])
     assert html.count('name="judged"') == 3  # the two conditions and an empty one to add
     assert 'value="rita:pass"' in html
+
+
+def test_a_job_among_the_cached_newest_is_taken_from_them_without_a_query(
+    django_assert_num_queries: Any,
+) -> None:
+    from review.choices import job_choices
+
+    trial = f.make_trial(job="nightly <7>")
+    job_choices()  # what the explorer's <select> caches
+    form = TrialFilterForm(QueryDict(f"job={trial.job_id}"))
+    with django_assert_num_queries(0):
+        assert form.is_valid()
+    job = form.cleaned_data["job"]
+    assert (job.pk, job.name) == (trial.job_id, "nightly <7>")
+    assert not job._state.adding
+    assert ("Job", "nightly <7>") in form.active_filters()
+    assert set(Trial.objects.filter(job=job)) == {trial}

@@ -106,8 +106,8 @@ def test_the_jobs_list_is_walked_newest_first_by_next_links(
     f.login(client, "ann", "analyst")
     Job.objects.bulk_create(Job(name=f"run-{i:03}") for i in range(stats.JOBS_PAGE + 5))
     newest_first = list(Job.objects.order_by("-id").values_list("name", flat=True))
-    # 1 session, 2 user, 3 role groups, 4 the page of jobs with their aggregates.
-    with django_assert_num_queries(4):
+    # 1 session, 2 the user with their role groups, 3 the page of jobs with their aggregates.
+    with django_assert_num_queries(3):
         first = client.get("/jobs/").content.decode()
     shown = re.findall(r'href="/jobs/\d+/">([^<]+)</a>', first)
     assert shown == newest_first[: stats.JOBS_PAGE]
@@ -136,13 +136,14 @@ def test_jobs_pages_run_a_fixed_number_of_queries(
         f.make_trial(job=f"job-{i % 4}", task=f"task-{i % 3}", agent=f"agent-{i % 2}")
     job = Job.objects.first()
     assert job is not None
-    # 1 session, 2 user, 3 role groups, 4 jobs with their aggregates (one GROUP BY).
-    with django_assert_num_queries(4):
+    # 1 session, 2 the user with their role groups, 3 jobs with their aggregates (one
+    # GROUP BY).
+    with django_assert_num_queries(3):
         assert client.get("/jobs/").status_code == 200
-    # 1 session, 2 user, 3 role groups, 4 the job, 5 its kept tally rows (totals, by task,
-    # by agent and model, failure modes, the histogram: all added up from them),
-    # 6 first annotations by day.
-    with django_assert_num_queries(6):
+    # 1 session, 2 the user with their role groups, 3 the job, 4 its kept tally rows
+    # (totals, by task, by agent and model, failure modes, the histogram: all added up from
+    # them), 5 first annotations by day.
+    with django_assert_num_queries(5):
         assert client.get(f"/jobs/{job.pk}/").status_code == 200
 
 

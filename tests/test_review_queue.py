@@ -381,9 +381,10 @@ def test_the_queue_page_runs_a_fixed_number_of_queries(
     f.make_trials(size, judges=[f.judge("FAIL")])
     f.login(client, "rita", "reviewer")
     _claim(client, "judge_verdict=FAIL")
-    # 1 session, 2 user, 3 role groups, 4 the reviewer's live claim with its trial, job and
-    # task, 5 reviewed count, 6 waiting count (each COUNT over at most PROGRESS_CAP + 1 rows).
-    with django_assert_num_queries(6):
+    # 1 session, 2 the user with their role groups, 3 the reviewer's live claim with its
+    # trial, job and task, 4 reviewed count, 5 waiting count (each COUNT over at most
+    # PROGRESS_CAP + 1 rows).
+    with django_assert_num_queries(5):
         assert client.get("/queue/?judge_verdict=FAIL").status_code == 200
 
 
@@ -393,13 +394,14 @@ def test_a_claim_runs_a_fixed_number_of_queries(
 ) -> None:
     f.make_trials(size, judges=[f.judge("FAIL")])
     f.login(client, "rita", "reviewer")
-    # 1 session, 2 user, 3 role groups, 4 SAVEPOINT (the claim's transaction), 5 the
-    # reviewer's live claim (none), 6 DELETE own and expired leases, 7 the first waiting
-    # trial without a lease (LIMIT 1), 8 SAVEPOINT, 9 INSERT the lease, 10 RELEASE, 11 RELEASE.
-    with django_assert_num_queries(11):
+    # 1 session, 2 the user with their role groups, 3 SAVEPOINT (the claim's transaction),
+    # 4 the reviewer's live claim (none), 5 DELETE own and expired leases, 6 the first
+    # waiting trial without a lease (LIMIT 1), 7 SAVEPOINT, 8 INSERT the lease, 9 RELEASE,
+    # 10 RELEASE.
+    with django_assert_num_queries(10):
         _claimed_pk(_claim(client, "judge_verdict=FAIL"))
-    # Asking again: 4 SAVEPOINT, 5 the live claim (found), 6 renew it, 7 RELEASE.
-    with django_assert_num_queries(7):
+    # Asking again: 3 SAVEPOINT, 4 the live claim (found), 5 renew it, 6 RELEASE.
+    with django_assert_num_queries(6):
         _claimed_pk(_claim(client, "judge_verdict=FAIL"))
 
 

@@ -73,3 +73,23 @@ def test_hostile_text_in_every_cell_is_escaped() -> None:
 def test_rows_are_one_string_for_the_whole_page() -> None:
     f.make_trials(3)
     assert _rows().count("</tr>") == 3
+
+
+def test_the_header_marks_the_current_sort_and_escapes_its_links() -> None:
+    from django.http import QueryDict
+
+    from review.rows import header_cells
+    from review.views.explorer import columns_for
+
+    query = QueryDict("agent=%3Cb%3Ex%22&sort=-reward")
+    html = str(header_cells(columns_for("-reward", query)))
+    assert html.count("<th ") == 9
+    reward = next(cell for cell in html.split("</th>") if ">Reward<" in cell)
+    assert 'class="num"' in reward
+    assert 'aria-sort="descending"' in reward
+    assert 'data-state="descending"' in reward
+    assert "sort=reward" in reward  # a click turns it ascending
+    assert "<b>" not in html
+    assert "&amp;" in html
+    assert re.search(r'<th scope="col">Scorers</th>', html)
+    assert html.count('aria-sort="none"') == 3  # trial, task, agent · model

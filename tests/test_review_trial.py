@@ -278,7 +278,7 @@ def _busy_trial(size: int) -> Trial:
 
 @pytest.mark.parametrize("size", [1, 20])
 @pytest.mark.parametrize(
-    ("tab", "expected"), [("", 11), ("diff", 11), ("output", 11), ("verifier", 12)]
+    ("tab", "expected"), [("", 10), ("diff", 10), ("output", 10), ("verifier", 11)]
 )
 def test_the_trial_page_runs_a_fixed_number_of_queries(
     client: Client,
@@ -293,14 +293,53 @@ def test_the_trial_page_runs_a_fixed_number_of_queries(
     eve = f.make_user("eve", "expert")
     for i in range(size):
         adjudicate(trial_id=trial.pk, adjudicator=eve, verdict="pass", rationale=f"r{i}")
-    # 1 session, 2 user, 3 role groups, 4 the trial with its job, task and the open tab's
-    # blobs (nothing else of them), 5 its results (raw artifacts deferred), 6 scorers, 7
-    # judge verdicts, 8 error tags, 9 annotations with their reviewers, 10 the reviewer's
-    # profile (discipline), 11 adjudications with their adjudicators; the verifier tab adds
-    # 12, the current result's raw artifacts.
+    # 1 session, 2 the user with their role groups, 3 the trial with its job, task and the
+    # open tab's blobs (nothing else of them), 4 its results (raw artifacts deferred), 5
+    # scorers, 6 judge verdicts, 7 error tags, 8 annotations with their reviewers, 9 the
+    # reviewer's profile (discipline), 10 adjudications with their adjudicators; the
+    # verifier tab adds 11, the current result's raw artifacts.
     with django_assert_num_queries(expected):
         response = client.get(_url(trial, f"?tab={tab}" if tab else ""))
     assert response.status_code == 200
+
+
+@pytest.mark.parametrize(("role", "expected"), [("reviewer", 8), ("analyst", 7)])
+def test_an_unreviewed_trial_reads_no_annotations_and_no_adjudications(
+    client: Client, django_assert_num_queries: Callable[..., Any], role: str, expected: int
+) -> None:
+    trial = f.make_trial(
+        name="t-unreviewed",
+        scorers=[f.scorer("a"), f.scorer("b")],
+        judges=[f.judge("FAIL")],
+        error_tags=[ErrorTag(category="timeout", source="mechanical")],
+    )
+    assert trial.annotation_count == 0
+    f.login(client, "una", role)
+    # 1 session, 2 the user with their role groups, 3 the trial, 4 results, 5 scorers, 6
+    # judge verdicts, 7 error tags, and for a reviewer 8 their profile (the form's
+    # discipline): the kept annotation count says there is nothing more to read.
+    with django_assert_num_queries(expected):
+        response = client.get(_url(trial))
+    html = response.content.decode()
+    assert "No one has reviewed this trial yet." in html
+    assert 'id="verdicts-title"' not in html
+    assert "timeout" in html
+
+
+def test_a_trial_without_judge_or_error_tags_reads_neither(
+    client: Client, django_assert_num_queries: Callable[..., Any]
+) -> None:
+    trial = f.make_trial(name="t-bare", scorers=[f.scorer("a")], judges=[], error_tags=[])
+    assert trial.judge_verdict == ""
+    assert trial.error_categories == ""
+    f.login(client, "ann", "analyst")
+    # 1 session, 2 the user with their role groups, 3 the trial, 4 results, 5 scorers: its
+    # kept judge verdict and error categories are empty, so no verdict or tag is read.
+    with django_assert_num_queries(5):
+        response = client.get(_url(trial))
+    html = response.content.decode()
+    assert "No judge verdict for this trial." in html
+    assert 'id="error-tags"' not in html
 
 
 @pytest.mark.parametrize("size", [1, 20])
@@ -309,9 +348,9 @@ def test_a_tab_fragment_runs_a_fixed_number_of_queries(
 ) -> None:
     trial = _busy_trial(size)
     f.login(client, "rita", "reviewer")
-    # 1 session, 2 user, 3 role groups, 4 the trial with the tab's blobs, 5 the current
-    # result's raw artifacts (the verifier tab shows them).
-    with django_assert_num_queries(5):
+    # 1 session, 2 the user with their role groups, 3 the trial with the tab's blobs, 4 the
+    # current result's raw artifacts (the verifier tab shows them).
+    with django_assert_num_queries(4):
         assert client.get(_url(trial, "?tab=verifier"), headers=HX).status_code == 200
 
 

@@ -15,7 +15,7 @@ from django_htmx.http import push_url
 from review.filters import SORT_KEYS, TrialFilterForm
 from review.http import HttpRequest, wants_fragment
 from review.roles import browse_required, can_annotate, can_export
-from review.rows import trial_rows
+from review.rows import header_cells, trial_rows
 from rewards.models import Trial
 
 # Exactly what a row shows (and the keyset sorts on): no JSON, no long text, no blob.
@@ -119,7 +119,7 @@ def explorer(request: HttpRequest) -> HttpResponse:
         "page": page,
         "rows": trial_rows(page.rows, query.urlencode()),
         "query": query,
-        "columns": columns_for(form.current_sort, query),
+        "header": header_cells(columns_for(form.current_sort, query)),
         "sorted_by": sorted_by(form.current_sort),
         # The roles were read (and cached on the user) by browse_required: no query here.
         "can_annotate": can_annotate(request.user),

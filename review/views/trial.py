@@ -18,6 +18,7 @@ from django.views.decorators.http import require_GET, require_POST
 from django.views.decorators.vary import vary_on_headers
 
 from review import adjudication, presenters
+from review.compiled import ByTrial
 from review.filters import TrialFilterForm
 from review.forms import (
     STEP_KIND_CHOICES,
@@ -30,7 +31,14 @@ from review.http import HttpRequest, wants_fragment, with_query
 from review.models import Annotation, ReviewerProfile, add_annotation
 from review.roles import annotate_required, browse_required, can_annotate, can_browse
 from review.views.explorer import sorted_by
-from rewards.models import EvaluationResult, JudgeVerdict, ScorerResult, Trial, TrialDetail
+from rewards.models import (
+    ErrorTag,
+    EvaluationResult,
+    JudgeVerdict,
+    ScorerResult,
+    Trial,
+    TrialDetail,
+)
 
 TEMPLATE = "review/trial.html"
 
@@ -270,7 +278,11 @@ def _annotations_context(
     saved: bool = False,
 ) -> dict[str, Any]:
     allowed = can_annotate(request.user)
-    annotations = list(Annotation.objects.for_trial(trial).history())
+    # The trial keeps its annotation count (kept with every annotation added): most trials
+    # have none, and then neither annotations nor adjudications (which settle annotations)
+    # are read.
+    reviewed = trial.annotation_count > 0
+    annotations = list(Annotation.objects.for_trial(trial).history()) if reviewed else []
     if allowed and form is None:
         discipline = (
             ReviewerProfile.objects.filter(user=request.user)
@@ -281,12 +293,27 @@ def _annotations_context(
     return {
         "trial": trial,
         "annotations": annotations,
-        "verdicts": adjudication.verdicts(trial, annotations),
+        "verdicts": adjudication.verdicts(trial, annotations) if reviewed else [],
         "annotation_form": form if allowed else None,
         "can_annotate": allowed,
         "saved": saved,
         "nav": nav,
     }
+
+
+# The page's lists of the trial's rows, compiled once (review.compiled).
+_RESULTS = ByTrial(
+    lambda pk: (
+        EvaluationResult.objects.filter(trial_id=pk)
+        .defer("raw_artifacts")
+        .order_by("-is_current", "-created_at", "-id")
+    )
+)
+_SCORERS = ByTrial(lambda pk: ScorerResult.objects.filter(trial_id=pk).order_by("position"))
+_VERDICTS = ByTrial(
+    lambda pk: JudgeVerdict.objects.filter(trial_id=pk).order_by(*JudgeVerdict.LATEST_FIRST)
+)
+_ERROR_TAGS = ByTrial(lambda pk: ErrorTag.objects.filter(trial_id=pk).order_by("id"))
 
 
 def _page_context(
@@ -296,12 +323,12 @@ def _page_context(
     nav: TrialNav,
     form: AnnotationForm | None = None,
 ) -> dict[str, Any]:
-    results = list(
-        trial.results.defer("raw_artifacts").order_by("-is_current", "-created_at", "-id")
-    )
+    results = _RESULTS(trial.pk)
     current = next((r for r in results if r.is_current), None)
-    scorers = list(ScorerResult.objects.filter(trial=trial).order_by("position"))
-    verdicts = list(JudgeVerdict.objects.filter(trial=trial).order_by(*JudgeVerdict.LATEST_FIRST))
+    scorers = _SCORERS(trial.pk)
+    # The trial keeps its latest judge verdict and its error categories: without either,
+    # there is no verdict (no error tag) to read.
+    verdicts = _VERDICTS(trial.pk) if trial.judge_verdict else []
     judge = verdicts[0] if verdicts else None
     tabs = _tab_context(trial, state, nav)
     return {
@@ -321,7 +348,9 @@ def _page_context(
         "judge": judge,
         "earlier_verdicts": verdicts[1:],
         "fact_checks": presenters.fact_check_rows(judge.fact_checks if judge else None),
-        "tag_groups": presenters.tags_by_source(trial.error_tags.all()),
+        "tag_groups": presenters.tags_by_source(_ERROR_TAGS(trial.pk))
+        if trial.error_categories
+        else [],
         "phases": presenters.phase_timings(trial.timings),
         "wall_seconds": presenters.seconds_between(trial.started_at, trial.finished_at),
         "gate_explanation": presenters.DISAGREEMENT_EXPLANATIONS.get(trial.gate_disagreement, ""),
