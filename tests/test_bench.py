@@ -86,3 +86,12 @@ def test_the_harbor_viewer_baseline_lists_every_trial_of_the_job(tmp_path: Path)
         assert isinstance(trial["reward"], float | int | None)
     # Folders only: the database is not touched.
     assert not Trial.objects.exists()
+
+
+def test_the_every_file_baseline_reads_each_file_of_each_trial_once(tmp_path: Path) -> None:
+    from bench.run import read_trial_files
+
+    results = harbor_results(tmp_path, 2, seed=12, jobs=1)
+    on_disk = sum(1 for r in results for p in r.parent.rglob("*") if p.is_file())
+    assert on_disk > 2 * 2  # more than result.json and one other file a trial
+    assert read_trial_files(results) == on_disk
