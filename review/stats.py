@@ -12,7 +12,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
 
-from django.db.models import Aggregate, Avg, Count, Q, Subquery
+from django.db.models import Aggregate, Avg, Count, Q, Sum
 from django.utils.safestring import SafeString
 
 from review import job_tallies
@@ -21,9 +21,7 @@ from review.templatetags.review_tags import percent, score
 from rewards import rules
 from rewards.models import Job
 
-# Each listed job's trials are summed on every request (an index-only scan of
-# `trial_job_id_idx` on PostgreSQL, some 5 to 10 ms per 10,000 trials): the page is kept
-# short so that stays a fraction of a second whatever the jobs' sizes.
+# Jobs per page of the jobs list (each job's figures are its kept tally rows, added up).
 JOBS_PAGE = 20
 
 
@@ -117,29 +115,31 @@ class Summary:
 
 @dataclass(frozen=True)
 class JobsPage:
-    jobs: list[Job]  # each annotated with summary_aggregates("trials__")
+    rows: list[tuple[Job, Summary]]  # each job with its summary
     next_after: int | None  # the id to pass as `after` for the next page; None at the end
 
 
 def jobs_page(after: int | None = None, size: int = JOBS_PAGE) -> JobsPage:
-    """Jobs newest first, `size` of them with ids below `after`, with their aggregates.
+    """Jobs newest first, `size` of them with ids below `after`, each with its summary.
 
-    One query: the page's ids are picked by keyset in a subquery, so the aggregates run over
-    those jobs' trials only, never over every trial; on PostgreSQL each job's trials are
-    read from `trial_job_id_idx` alone (an index-only scan, no table row).
+    Two queries whatever the jobs' sizes: the page of jobs by keyset, then their kept tally
+    rows (`review.job_tallies`, a few dozen a job) added up per job in SQL.
     """
-    ids = Job.objects.order_by("-id")
+    jobs = Job.objects.defer("config", "stats").order_by("-id")
     if after is not None:
-        ids = ids.filter(id__lt=after)
-    jobs = list(
-        Job.objects.filter(id__in=Subquery(ids.values("id")[: size + 1]))
-        .defer("config", "stats")
-        .annotate(**summary_aggregates("trials__"))
-        .order_by("-id")
-    )
-    if len(jobs) > size:
-        return JobsPage(jobs[:size], jobs[size - 1].pk)
-    return JobsPage(jobs, None)
+        jobs = jobs.filter(id__lt=after)
+    page = list(jobs[: size + 1])
+    shown = page[:size]
+    counters = {
+        row[0]: _summed([row[1:]])
+        for row in JobTally.objects.filter(job__in=[job.pk for job in shown])
+        .order_by()
+        .values("job_id")
+        .annotate(*(Sum(name) for name in job_tallies.COUNTER_NAMES))
+        .values_list("job_id", *(f"{name}__sum" for name in job_tallies.COUNTER_NAMES))
+    }
+    rows = [(job, Summary.of(counters.get(job.pk) or _summed([]))) for job in shown]
+    return JobsPage(rows, shown[-1].pk if len(page) > size else None)
 
 
 def _summed(rows: list[tuple[Any, ...]]) -> dict[str, Any]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib
 import re
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -13,7 +14,7 @@ from django.test import Client
 
 from review import stats
 from review.models import add_annotation
-from rewards.models import Job
+from rewards.models import Job, Trial
 from tests import review_factories as f
 
 pytestmark = pytest.mark.django_db
@@ -106,8 +107,9 @@ def test_the_jobs_list_is_walked_newest_first_by_next_links(
     f.login(client, "ann", "analyst")
     Job.objects.bulk_create(Job(name=f"run-{i:03}") for i in range(stats.JOBS_PAGE + 5))
     newest_first = list(Job.objects.order_by("-id").values_list("name", flat=True))
-    # 1 session, 2 the user with their role groups, 3 the page of jobs with their aggregates.
-    with django_assert_num_queries(3):
+    # 1 session, 2 the user with their role groups, 3 the page of jobs, 4 their kept tallies
+    # summed per job.
+    with django_assert_num_queries(4):
         first = client.get("/jobs/").content.decode()
     shown = re.findall(r'href="/jobs/\d+/">([^<]+)</a>', first)
     assert shown == newest_first[: stats.JOBS_PAGE]
@@ -136,9 +138,9 @@ def test_jobs_pages_run_a_fixed_number_of_queries(
         f.make_trial(job=f"job-{i % 4}", task=f"task-{i % 3}", agent=f"agent-{i % 2}")
     job = Job.objects.first()
     assert job is not None
-    # 1 session, 2 the user with their role groups, 3 jobs with their aggregates (one
-    # GROUP BY).
-    with django_assert_num_queries(3):
+    # 1 session, 2 the user with their role groups, 3 the page of jobs, 4 their kept tallies
+    # summed per job (one GROUP BY over a few rows a job, whatever the trials).
+    with django_assert_num_queries(4):
         assert client.get("/jobs/").status_code == 200
     # 1 session, 2 the user with their role groups, 3 the job, 4 its kept tally rows
     # (totals, by task, by agent and model, failure modes, the histogram: all added up from
@@ -170,3 +172,24 @@ def test_every_column_the_jobs_page_sums_is_carried_by_the_job_index() -> None:
             cursor.execute("SELECT sql FROM sqlite_master WHERE name = 'trial_job_id_idx'")
             [(definition,)] = cursor.fetchall()
             assert '"job_id", "id" DESC' in definition
+
+
+def test_the_jobs_list_figures_are_the_jobs_trials_own_aggregates(client: Client) -> None:
+    from review import stats
+
+    f.login(client, "ann", "analyst")
+    f.make_trials(3, job="job-a", reward=0.9)
+    f.make_trials(2, job="job-b", reward=0.2, annotations=[f.annotation()])
+    gone = Trial.objects.filter(job__name="job-a").first()
+    assert gone is not None
+    gone.delete()
+    listed = {job.name: summary for job, summary in stats.jobs_page().rows}
+    for job in Job.objects.all():
+        counted = stats.Summary.of(
+            Trial.objects.filter(job=job).aggregate(**stats.summary_aggregates())
+        )
+        # The mean is a sum over a count here, an average there: equal up to rounding.
+        assert listed[job.name].mean_reward == pytest.approx(counted.mean_reward)
+        assert replace(listed[job.name], mean_reward=None) == replace(counted, mean_reward=None)
+    assert listed["job-a"].trial_count == 2
+    assert listed["job-b"].reviewed == 2

@@ -11,7 +11,7 @@ from django.views.decorators.http import require_GET
 from review import plots
 from review.http import HttpRequest
 from review.roles import browse_required
-from review.stats import Summary, job_breakdown, jobs_page
+from review.stats import job_breakdown, jobs_page
 from rewards.models import Job
 
 
@@ -29,11 +29,10 @@ def job_list(request: HttpRequest) -> HttpResponse:
     # A mangled `after` shows the newest jobs rather than an error.
     after = form.cleaned_data["after"] if form.is_valid() else None
     page = jobs_page(after)
-    rows = [(job, Summary.of(job)) for job in page.jobs]
     return render(
         request,
         "review/job_list.html",
-        {"rows": rows, "next_after": page.next_after, "is_continuation": after is not None},
+        {"rows": page.rows, "next_after": page.next_after, "is_continuation": after is not None},
     )
 
 
