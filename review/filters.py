@@ -330,6 +330,11 @@ class JobField(forms.ModelChoiceField):  # type: ignore[type-arg]
         return job
 
 
+# Parameters of the explorer's query string that narrow no trial: the sort, the page, and
+# the queue's settings.
+_NOT_FILTERS = frozenset({"sort", "after", "overlap", "blind"})
+
+
 class TrialFilterForm(forms.Form):
     """Every explorer filter; an unknown or invalid value narrows nothing and is reported."""
 
@@ -447,25 +452,21 @@ class TrialFilterForm(forms.Form):
     def only_job(self) -> Job | None:
         """The job, when it is the only filter that narrows the trials (agreement then reads
         that job's kept tallies)."""
-        job = self._value("job")
-        if job is None:
+        if self._in_use(_NOT_FILTERS | {"counted"}) != ["job"]:
             return None
-        narrowing = (
-            name
-            for name in self.fields
-            if name not in {"sort", "after", "overlap", "blind", "counted", "job"}
-        )
-        if any(self._value(name) not in (None, "", []) for name in narrowing):
-            return None
-        return cast(Job, job)
+        return cast(Job, self._value("job"))
 
     @property
     def is_filtered(self) -> bool:
-        return any(
-            self._value(name) not in (None, "", [])
+        return bool(self._in_use(_NOT_FILTERS))
+
+    def _in_use(self, besides: frozenset[str]) -> list[str]:
+        """The fields with a value, in form order, `besides` left out."""
+        return [
+            name
             for name in self.fields
-            if name not in {"sort", "after", "overlap", "blind"}
-        )
+            if name not in besides and self._value(name) not in (None, "", [])
+        ]
 
     # The sidebar's groups after the search box; the reward range has a fieldset of its own
     # (two fields side by side), shown second.

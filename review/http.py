@@ -4,8 +4,11 @@
 real `User` by the time the view body runs.
 """
 
+from functools import cache
+
 from django.contrib.auth.models import User
 from django.http import HttpRequest as HttpRequestBase, QueryDict
+from django.urls import get_script_prefix, get_urlconf, reverse
 from django_htmx.middleware import HtmxDetails
 
 
@@ -30,3 +33,14 @@ def with_query(url: str, query: QueryDict | str) -> str:
     """`url` with a query string (a QueryDict or one already encoded); none when empty."""
     encoded = query.urlencode() if isinstance(query, QueryDict) else query
     return f"{url}?{encoded}" if encoded else url
+
+
+def path_of(name: str) -> str:
+    """The path of URL `name` (no arguments), reversed once per process for the current
+    URLconf and script prefix: a page that links to it dozens of times pays for it once."""
+    return _path_of(name, get_urlconf(), get_script_prefix())
+
+
+@cache
+def _path_of(name: str, urlconf: str | None, prefix: str) -> str:
+    return reverse(name, urlconf=urlconf)

@@ -10,7 +10,6 @@ by" filter). The bars are written as SVG here too (`Chart.bars_html`).
 
 from __future__ import annotations
 
-import functools
 import html
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -20,10 +19,10 @@ from urllib.parse import urlencode
 
 from django.db.models import Count
 from django.db.models.functions import TruncDate
-from django.urls import get_script_prefix, get_urlconf, reverse
 from django.utils.safestring import SafeString
 from django.utils.text import Truncator
 
+from review.http import path_of
 from review.models import TrialReviewed
 from review.stats import JobBreakdown, Summary
 from rewards.models import Job
@@ -123,14 +122,7 @@ class Chart:
 
 def _explorer(job: Job, **params: str) -> str:
     """The explorer filtered to the job and `params` (a page has dozens of these links)."""
-    path = _explorer_path(get_urlconf(), get_script_prefix())
-    return f"{path}?{urlencode({'job': job.pk, **params})}"
-
-
-@functools.cache
-def _explorer_path(urlconf: str | None, prefix: str) -> str:
-    """The explorer's path, reversed once per URLconf and prefix rather than once per bar."""
-    return reverse("review:explorer", urlconf=urlconf)
+    return f"{path_of('review:explorer')}?{urlencode({'job': job.pk, **params})}"
 
 
 def _columns(items: Sequence[tuple[str, float, str, str]], title: str, note: str = "") -> Chart:

@@ -1,9 +1,8 @@
 """Aggregates for the jobs pages: trial counts, mean reward, each gate's pass rate, review progress.
 
-The jobs list sums each listed job's trials with one aggregate expression set; one job's
-page adds up the job's kept tallies (review.job_tallies) to the same figures, in total, per
-task and per agent and model. Each page runs a fixed number of queries whatever the number
-of trials.
+Both jobs pages add up the jobs' kept tallies (review.job_tallies): the list per job, one
+job's page in total, per task and per agent and model. Each page runs a fixed number of
+queries whatever the number of trials.
 """
 
 from __future__ import annotations
@@ -12,45 +11,16 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
 
-from django.db.models import Aggregate, Avg, Count, Q, Sum
+from django.db.models import Sum
 from django.utils.safestring import SafeString
 
 from review import job_tallies
 from review.models import JobTally
 from review.templatetags.review_tags import percent, score
-from rewards import rules
 from rewards.models import Job
 
 # Jobs per page of the jobs list (each job's figures are its kept tally rows, added up).
 JOBS_PAGE = 20
-
-
-def summary_aggregates(prefix: str = "") -> dict[str, Aggregate]:
-    """Count/Avg expressions over trials; `prefix` is the path to them (`trials__` from Job)."""
-    p = prefix
-
-    def count(**condition: Any) -> Count:
-        return Count(f"{p}id", filter=Q(**{f"{p}{k}": v for k, v in condition.items()}))
-
-    return {
-        "trial_count": Count(f"{p}id"),
-        "mean_reward": Avg(f"{p}reward"),
-        "valid_count": count(is_valid=True),
-        "scorer_pass": count(scorer_verdict="PASS"),
-        "scorer_ran": count(scorer_verdict__in=["PASS", "FAIL"]),
-        "judge_pass": count(judge_verdict="PASS"),
-        "judge_decided": count(judge_verdict__in=["PASS", "FAIL"]),
-        "judge_unparseable": count(judge_verdict="UNPARSEABLE"),
-        "run_pass": count(run_badge="PASS"),
-        "run_done": count(run_badge__in=["PASS", "FAIL"]),
-        "reviewed": count(annotation_count__gt=0),
-        "gate_disagreements": count(gate_disagreement__in=_GATE_KINDS),
-        "human_disagreements": count(human_disagreement__in=_HUMAN_KINDS),
-    }
-
-
-_GATE_KINDS = [rules.JUDGE_PASS_SCORERS_FAIL, rules.SCORERS_PASS_JUDGE_FAIL, rules.ADVISORY_FAIL]
-_HUMAN_KINDS = [rules.HUMAN_PASS_AUTOMATED_FAIL, rules.HUMAN_FAIL_AUTOMATED_PASS]
 
 
 def _rate(part: int | None, whole: int | None) -> float | None:
@@ -143,8 +113,8 @@ def jobs_page(after: int | None = None, size: int = JOBS_PAGE) -> JobsPage:
 
 
 def _summed(rows: list[tuple[Any, ...]]) -> dict[str, Any]:
-    """Kept counters (review.job_tallies) added up, named as `summary_aggregates` names them,
-    with the mean reward."""
+    """Kept counters (review.job_tallies) added up, with the names `Summary.of` reads and the
+    mean reward."""
     totals = dict.fromkeys(job_tallies.COUNTER_NAMES, 0)
     for row in rows:
         for name, value in zip(job_tallies.COUNTER_NAMES, row, strict=True):

@@ -11,8 +11,10 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from django.contrib.auth.models import Group, User
+from django.db.models import Aggregate, Avg, Count, Q
 
 from review.models import ReviewerProfile
+from rewards import rules
 from rewards.ingest.writer import BundleWriter
 from rewards.models import Trial
 from rewards.schemas import (
@@ -371,3 +373,37 @@ def login(
 
 def is_fragment(html: str) -> bool:
     return "<html" not in html and "<body" not in html
+
+
+# --- the jobs pages' figures, counted from trials --------------------------------------------
+GATE_KINDS = [rules.JUDGE_PASS_SCORERS_FAIL, rules.SCORERS_PASS_JUDGE_FAIL, rules.ADVISORY_FAIL]
+HUMAN_KINDS = [rules.HUMAN_PASS_AUTOMATED_FAIL, rules.HUMAN_FAIL_AUTOMATED_PASS]
+
+
+def summary_aggregates(prefix: str = "") -> dict[str, Aggregate]:
+    """The jobs pages' figures counted from trials (Count/Avg expressions; `prefix` is the
+    path to them, `trials__` from Job): what the kept tallies must add up to."""
+    p = prefix
+
+    def count(**condition: Any) -> Count:
+        return Count(f"{p}id", filter=Q(**{f"{p}{k}": v for k, v in condition.items()}))
+
+    return {
+        "trial_count": Count(f"{p}id"),
+        "mean_reward": Avg(f"{p}reward"),
+        "valid_count": count(is_valid=True),
+        "scorer_pass": count(scorer_verdict="PASS"),
+        "scorer_ran": count(scorer_verdict__in=["PASS", "FAIL"]),
+        "judge_pass": count(judge_verdict="PASS"),
+        "judge_decided": count(judge_verdict__in=["PASS", "FAIL"]),
+        "judge_unparseable": count(judge_verdict="UNPARSEABLE"),
+        "run_pass": count(run_badge="PASS"),
+        "run_done": count(run_badge__in=["PASS", "FAIL"]),
+        "reviewed": count(annotation_count__gt=0),
+        "gate_disagreements": count(gate_disagreement__in=GATE_KINDS),
+        "human_disagreements": count(human_disagreement__in=HUMAN_KINDS),
+    }
+
+
+GATE_KINDS = [rules.JUDGE_PASS_SCORERS_FAIL, rules.SCORERS_PASS_JUDGE_FAIL, rules.ADVISORY_FAIL]
+HUMAN_KINDS = [rules.HUMAN_PASS_AUTOMATED_FAIL, rules.HUMAN_FAIL_AUTOMATED_PASS]

@@ -48,7 +48,7 @@ def assert_kept_equals_recount() -> None:
 def from_trials(job: Job) -> dict[str, Any]:
     """The job page's figures aggregated over its trials, as the page did before tallies."""
     trials = Trial.objects.filter(job=job)
-    summary = stats.Summary.of(trials.aggregate(**stats.summary_aggregates()))
+    summary = stats.Summary.of(trials.aggregate(**f.summary_aggregates()))
     bins = {
         f"bin{i}": Count(
             "id",
@@ -67,7 +67,7 @@ def from_trials(job: Job) -> dict[str, Any]:
     by_task = [
         (row["task__name"], row["task__source"], stats.Summary.of(row))
         for row in trials.values("task__name", "task__source")
-        .annotate(**stats.summary_aggregates())
+        .annotate(**f.summary_aggregates())
         .order_by("task__source", "task__name")
     ]
     modes = list(

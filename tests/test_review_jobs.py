@@ -102,8 +102,6 @@ def test_the_jobs_list_is_walked_newest_first_by_next_links(
 ) -> None:
     import re
 
-    from review import stats
-
     f.login(client, "ann", "analyst")
     Job.objects.bulk_create(Job(name=f"run-{i:03}") for i in range(stats.JOBS_PAGE + 5))
     newest_first = list(Job.objects.order_by("-id").values_list("name", flat=True))
@@ -149,13 +147,13 @@ def test_jobs_pages_run_a_fixed_number_of_queries(
         assert client.get(f"/jobs/{job.pk}/").status_code == 200
 
 
-# --- the job index that the jobs page is summed from --------------------------------------------
-def test_every_column_the_jobs_page_sums_is_carried_by_the_job_index() -> None:
+# --- the job index (rewards 0009) and a job's figures counted from its trials -------------------
+def test_every_column_of_a_jobs_figures_counted_from_trials_is_carried_by_the_job_index() -> None:
     migration = importlib.import_module("rewards.migrations.0009_trial_job_keyset_index")
     carried = {"job_id", "id", *migration.SUMMARY_COLUMNS}
-    sql, _ = Job.objects.annotate(**stats.summary_aggregates("trials__")).query.sql_with_params()
+    sql, _ = Job.objects.annotate(**f.summary_aggregates("trials__")).query.sql_with_params()
     summed = set(re.findall(r'"rewards_trial"\."(\w+)"', sql))
-    # Anything outside the index would make PostgreSQL read every listed trial's table row.
+    # Counted from trials, a job's figures read the index alone (no table row).
     assert {"reward", "annotation_count"} <= summed
     assert summed <= carried, summed - carried
 
@@ -175,8 +173,6 @@ def test_every_column_the_jobs_page_sums_is_carried_by_the_job_index() -> None:
 
 
 def test_the_jobs_list_figures_are_the_jobs_trials_own_aggregates(client: Client) -> None:
-    from review import stats
-
     f.login(client, "ann", "analyst")
     f.make_trials(3, job="job-a", reward=0.9)
     f.make_trials(2, job="job-b", reward=0.2, annotations=[f.annotation()])
@@ -186,7 +182,7 @@ def test_the_jobs_list_figures_are_the_jobs_trials_own_aggregates(client: Client
     listed = {job.name: summary for job, summary in stats.jobs_page().rows}
     for job in Job.objects.all():
         counted = stats.Summary.of(
-            Trial.objects.filter(job=job).aggregate(**stats.summary_aggregates())
+            Trial.objects.filter(job=job).aggregate(**f.summary_aggregates())
         )
         # The mean is a sum over a count here, an average there: equal up to rounding.
         assert listed[job.name].mean_reward == pytest.approx(counted.mean_reward)

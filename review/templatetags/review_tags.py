@@ -11,11 +11,11 @@ from typing import Any
 
 from django import template
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
-from django.urls import get_script_prefix, reverse
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 
 from review import roles
+from review.http import path_of
 
 register = template.Library()
 
@@ -177,12 +177,6 @@ _NAV: tuple[tuple[str, str, frozenset[str], str], ...] = (
 _CURRENT = SafeString(' aria-current="page"')
 
 
-@lru_cache(maxsize=64)
-def _nav_url(name: str, prefix: str) -> str:
-    """The links' URLs do not change while the process runs: each is reversed once."""
-    return reverse(name)
-
-
 @register.simple_tag(takes_context=True)
 def main_nav(context: Any) -> SafeString:
     """The links of the main navigation the user may follow, the current page's marked.
@@ -194,12 +188,11 @@ def main_nav(context: Any) -> SafeString:
     match = getattr(request, "resolver_match", None)
     here = match.url_name if match else None
     may = permissions_of(user)
-    prefix = get_script_prefix()
     links = format_html_join(
         "\n      ",
         '<a href="{}"{}>{}</a>',
         (
-            (_nav_url(name, prefix), _CURRENT if here in current else "", label)
+            (path_of(name), _CURRENT if here in current else "", label)
             for label, name, current, needs in _NAV
             if not needs or may[needs]
         ),
