@@ -122,15 +122,24 @@ def sample(fn: Callable[[], object]) -> float:
 
 
 def paired(
-    ours: Callable[[], object], baseline: Callable[[], object], repeat: int, warmup: int = 3
+    ours: Callable[[], object],
+    baseline: Callable[[], object],
+    repeat: int,
+    warmup: int = 3,
+    before: Callable[[], object] | None = None,
 ) -> tuple[Samples, Samples]:
-    """Milliseconds of each, sampled alternately so both see the same machine load."""
+    """Milliseconds of each, sampled alternately so both see the same machine load;
+    `before` (untimed) runs before each of ours."""
     for _ in range(warmup):
+        if before:
+            before()
         ours()
         baseline()
     a: list[float] = []
     b: list[float] = []
     for _ in range(repeat):
+        if before:
+            before()
         a.append(sample(ours))
         b.append(sample(baseline))
     return Samples(a), Samples(b)
@@ -144,11 +153,12 @@ def compare(
     repeat: int,
     *,
     as_speed: bool = False,
+    before: Callable[[], object] | None = None,
 ) -> Figure:
     """Median milliseconds of each; `as_speed` turns them into answers per second, so that
     "ours is N times as fast" reads as a ratio of at least N (the baseline is then slow
     enough that one warm-up round will do)."""
-    a, b = paired(ours, baseline, repeat, warmup=1 if as_speed else 3)
+    a, b = paired(ours, baseline, repeat, warmup=1 if as_speed else 3, before=before)
     spread = {"ours": a.spread, "baseline": b.spread}  # milliseconds, both ways
     if as_speed:
         return Figure(name, 1000 / a.median, 1000 / b.median, "lists/s", budget, spread)

@@ -12,10 +12,13 @@ the review app keeps them, and the latest judgments and agreement's tallies are 
 (`review.tallies.rebuild`); the job tallies follow the trials and annotations by themselves
 (database triggers).
 
-Each page is sampled alternately with the bare page (`bench.run.compare`). "Every interval
-computed" clears the bootstrap's remembered intervals before each request (the first view
-after the counts changed); "intervals remembered" keeps them, as repeated views of the same
-counts find them (each process remembers the intervals of the counts it has seen).
+Each page is sampled alternately with the bare page (`bench.run.compare`). "Intervals
+remembered" keeps the bootstrap's remembered intervals, as repeated views of the same counts
+find them (each process remembers the intervals of the counts it has seen). "First view after
+a new annotation" has a reviewer judge one more trial before each request (untimed, rolled
+back at the end), so the page's matrices that hold it have new counts and new intervals.
+"Every interval computed" clears every remembered interval before each request, as in a
+server process that has just started: shown, without a budget.
 """
 
 from __future__ import annotations
@@ -142,7 +145,7 @@ def ensure_annotations() -> int:
 
 
 def bench_science(trials: int, repeat: int) -> list[Figure]:
-    from django.db import connection
+    from django.db import connection, transaction
     from django.db.models import Count
 
     from rewards import agreement
@@ -183,10 +186,63 @@ def bench_science(trials: int, repeat: int) -> list[Figure]:
         (f"agreement of one job, {fresh}", f"/agreement/?job={a.pk}", True),
         (f"compare two jobs, {fresh}", f"/compare/?a={a.pk}&b={b.pk}", True),
     ]
-    return [
+    figures = [
         compare(f"{name} / bare page", get(url, fresh), bare, BUDGET, repeat)
-        for name, url, fresh in cases
+        for name, url, fresh in cases[:-3]
     ]
+    # The usual first view: a reviewer has just judged a trial, so the page's counts that
+    # trial is in changed and their intervals are new; the others are remembered.
+    judge = one_new_annotation_each_time(a.pk)
+    with transaction.atomic():
+        for name, url in [
+            ("agreement, whole database, first view after a new annotation", "/agreement/"),
+            ("agreement of one job, first view after a new annotation", f"/agreement/?job={a.pk}"),
+        ]:
+            figures.append(
+                compare(f"{name} / bare page", get(url), bare, BUDGET, repeat, before=judge)
+            )
+        transaction.set_rollback(True)  # the benchmark's annotations are not kept
+    # A server process that has remembered nothing yet (just started): every interval of
+    # the page computed. Shown, not budgeted: it is a process's first view, not a page's.
+    figures += [
+        compare(f"{name} / bare page", get(url, fresh), bare, "", repeat)
+        for name, url, fresh in cases[-3:]
+    ]
+    return figures
+
+
+def one_new_annotation_each_time(job: int) -> Callable[[], None]:
+    """Each call: the first benchmark reviewer judges one more trial of `job` it had not
+    judged (the newest first, alternately pass and fail), through the review app, which
+    updates the tallies as a reviewer's annotation does."""
+    from django.contrib.auth.models import User
+
+    from review.models import add_annotation
+    from rewards.models import Trial
+
+    reviewer = User.objects.get(username=BENCH_REVIEWERS[0])
+    # The first reviewer judged the trials whose id is a multiple of 4: these it did not.
+    unjudged = iter(
+        Trial.objects.filter(job_id=job)
+        .exclude(annotations__reviewer=reviewer)
+        .order_by("-id")
+        .values_list("id", flat=True)[:1000]
+    )
+    count = 0
+
+    def judge() -> None:
+        nonlocal count
+        count += 1
+        add_annotation(
+            trial_id=next(unjudged),
+            reviewer=reviewer,
+            judgment="pass" if count % 2 else "fail",
+            categories=[],
+            notes="",
+            reviewer_discipline="",
+        )
+
+    return judge
 
 
 def pair_cell_url() -> str:

@@ -393,12 +393,20 @@ def report(form: TrialFilterForm, dimension_key: str = DEFAULT_DIMENSION) -> Rep
                 undecided=undecided,
             )
         )
+    reviewers = reviewer_agreement(form, links)
+    # Every matrix's κ interval, those not remembered computed together (one array
+    # computation, not one per matrix); each Matrix then finds its own remembered.
+    matrices = [
+        *(m for result in results for m in (result.overall, *(g.matrix for g in result.groups))),
+        *(pair.matrix for pair in reviewers.pairs),
+    ]
+    agreement.kappa_intervals([(m.counts, m.replicates) for m in matrices])
     return Report(
         comparisons=results,
         dimension=dimension,
         judgments=judgments,
         defers=defers,
-        reviewers=reviewer_agreement(form, links),
+        reviewers=reviewers,
     )
 
 

@@ -2,9 +2,9 @@
 
 Every function here takes counts that the database already aggregated (a confusion matrix,
 pair counts, a paired 2x2 table) and never a row per trial, so the cost is the same for ten
-trials or a million. The formulas are written out by hand on the standard library; the
-bootstrap resamples the cell counts (a multinomial draw per replicate, made of one binomial
-draw per cell with `random.binomialvariate`), so it needs no per-row loop either.
+trials or a million. The formulas are written out by hand; the bootstrap resamples the
+cell counts (numpy draws every replicate's multinomial at once and the statistic is computed
+over all of them as arrays), so it needs no per-row loop either.
 
 - Cohen's κ: (p_o - p_e) / (1 - p_e) over a square confusion matrix.
 - Krippendorff's alpha (nominal): 1 - (n - 1) · Σ_{c≠k} o_ck / Σ_{c≠k} n_c·n_k over the
@@ -22,9 +22,13 @@ from __future__ import annotations
 
 import functools
 import math
-import random
-from collections.abc import Callable, Iterable, Sequence
+from collections import OrderedDict
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
 
 Matrix = Sequence[Sequence[float]]
 
@@ -68,94 +72,110 @@ def cohen_kappa(counts: Matrix) -> float | None:
 
 
 # --- resampling the cells -------------------------------------------------------------------
-def _conditionals(weights: Sequence[float]) -> list[float]:
-    """P(cell i | not in cells before i) for each cell but the last: fixed for every draw."""
-    left = float(sum(weights))
-    probabilities = []
-    for weight in weights[:-1]:
-        probabilities.append(min(1.0, max(0.0, weight / left)) if left > 0 else 0.0)
-        left -= weight
-    return probabilities
+def _draws(cells: Sequence[int], replicates: int, seed: int) -> npt.NDArray[np.int64]:
+    """`replicates` multinomial draws of the table's n items into its cells (one row each).
 
-
-def _draw(rng: random.Random, n: int, conditionals: Sequence[float]) -> list[int]:
-    draw: list[int] = []
-    left = n
-    for p in conditionals:
-        x = rng.binomialvariate(left, p) if left else 0
-        draw.append(x)
-        left -= x
-    draw.append(left)
-    return draw
-
-
-def multinomial(rng: random.Random, n: int, weights: Sequence[float]) -> list[int]:
-    """One multinomial draw of `n` items into cells of the given weights.
-
-    Sequential conditional binomials: cell i gets Bin(remaining, w_i / remaining weight),
-    so a draw costs one binomial per cell whatever `n` is.
+    Resampling items with replacement is a multinomial draw over the cells with the observed
+    proportions, so a replicate costs the same for ten items or a million.
     """
-    return _draw(rng, n, _conditionals(weights))
+    counts = np.asarray(cells, dtype=np.int64)
+    n = int(counts.sum())
+    rng = np.random.Generator(np.random.PCG64(seed))
+    return rng.multinomial(n, counts / n, size=replicates)
 
 
-def _percentile(ordered: Sequence[float], q: float) -> float:
-    """Linear-interpolated quantile of an ordered sample (numpy's default method)."""
-    position = q * (len(ordered) - 1)
-    lower = math.floor(position)
-    upper = min(lower + 1, len(ordered) - 1)
-    return ordered[lower] + (ordered[upper] - ordered[lower]) * (position - lower)
-
-
-def _bootstrap(
-    cells: Sequence[int],
-    statistic: Callable[[list[int]], float | None],
-    replicates: int,
-    level: float,
-    seed: int,
-) -> Interval | None:
-    n = sum(cells)
-    if n <= 0:
-        return None
-    rng = random.Random(seed)  # noqa: S311 (a reproducible resample, not a secret)
-    conditionals = _conditionals(cells)
-    values = []
-    for _ in range(replicates):
-        value = statistic(_draw(rng, n, conditionals))
-        if value is not None:
-            values.append(value)
-    # Replicates where the statistic is undefined are left out; when most are, the interval
-    # would describe a few lucky draws, so there is none.
-    if len(values) < replicates / 2:
-        return None
-    values.sort()
+def _intervals(
+    values: npt.NDArray[np.float64], replicates: int, level: float
+) -> list[Interval | None]:
+    """Each row's percentile interval over its replicates whose statistic is defined (not
+    NaN), each end interpolated linearly between the order statistics around it (numpy's
+    default method)."""
+    ordered = np.sort(values, axis=1)  # NaN sorts last
+    defined = (values.shape[1] - np.isnan(values).sum(axis=1)).tolist()
     tail = (1 - level) / 2
-    return Interval(
-        low=_percentile(values, tail),
-        high=_percentile(values, 1 - tail),
-        level=level,
-        replicates=len(values),
-    )
+    intervals: list[Interval | None] = []
+    for row, count in zip(ordered, defined, strict=True):
+        # Replicates where the statistic is undefined are left out; when most are, the
+        # interval would describe a few lucky draws, so there is none.
+        if count < replicates / 2:
+            intervals.append(None)
+            continue
+        low, high = (_quantile(row, count, q) for q in (tail, 1 - tail))
+        intervals.append(Interval(low=low, high=high, level=level, replicates=count))
+    return intervals
 
 
-def _kappa_2x2(draw: list[int]) -> float | None:
-    """Cohen's kappa of a flattened 2x2 matrix: the bootstrap's inner loop, written out."""
-    a, b, c, d = draw
-    n = a + b + c + d
-    expected = ((a + b) * (a + c) + (c + d) * (b + d)) / (n * n)
-    if math.isclose(expected, 1.0):
-        return None
-    return ((a + d) / n - expected) / (1 - expected)
+def _quantile(ordered: npt.NDArray[np.float64], defined: int, q: float) -> float:
+    position = q * (defined - 1)
+    lower = math.floor(position)
+    upper = min(lower + 1, defined - 1)
+    return float(ordered[lower] + (ordered[upper] - ordered[lower]) * (position - lower))
 
 
-@functools.lru_cache(maxsize=4096)
-def _kappa_interval(
-    cells: tuple[int, ...], size: int, replicates: int, level: float, seed: int
-) -> Interval | None:
-    def kappa_of(draw: list[int]) -> float | None:
-        return cohen_kappa([draw[i * size : (i + 1) * size] for i in range(size)])
+def _kappas(draws: npt.NDArray[np.int64], size: int) -> npt.NDArray[np.float64]:
+    """Cohen's κ of each drawn matrix (a row of `draws`, flattened row by row); NaN where
+    chance agreement is 1, where `cohen_kappa` says None."""
+    # One contiguous vector per cell, so that each sum below is a plain vector addition.
+    cell = np.ascontiguousarray(draws.T, dtype=np.float64)
+    rows = [sum(cell[i * size + j] for j in range(size)) for i in range(size)]
+    columns = [sum(cell[i * size + j] for i in range(size)) for j in range(size)]
+    n = sum(rows)
+    observed = sum(cell[i * size + i] for i in range(size)) / n
+    expected = sum(r * c for r, c in zip(rows, columns, strict=True)) / (n * n)
+    chance = 1 - expected
+    kappas = np.full(len(draws), np.nan)
+    # math.isclose(expected, 1.0) in cohen_kappa: within a relative 1e-9 of 1.
+    np.divide(observed - expected, chance, out=kappas, where=np.abs(chance) > 1e-09)
+    return kappas
 
-    statistic = _kappa_2x2 if size == 2 else kappa_of
-    return _bootstrap(cells, statistic, replicates, level, seed)
+
+# The intervals of the counts seen lately, by (cells, size, replicates, level, seed): the same
+# counts always give the same interval, so a page seen again computes none.
+_REMEMBERED: OrderedDict[tuple[Any, ...], Interval | None] = OrderedDict()
+REMEMBER = 4096
+
+
+def kappa_intervals(
+    tables: Iterable[tuple[Matrix, int]], *, level: float = LEVEL, seed: int = SEED
+) -> list[Interval | None]:
+    """Percentile bootstrap intervals for Cohen's kappa of each (matrix, replicates).
+
+    Each resamples its matrix's cell counts from its own generator seeded with `seed`, so a
+    matrix has the same interval whatever it is computed with; the ones not remembered are
+    computed together (one array computation for all of a page's matrices).
+    """
+    keys = []
+    for counts, replicates in tables:
+        size = _square(counts)
+        keys.append((tuple(int(c) for row in counts for c in row), size, replicates, level, seed))
+    found = {key: _REMEMBERED[key] for key in keys if key in _REMEMBERED}
+    missing: dict[tuple[int, int], list[tuple[int, ...]]] = {}
+    for key in dict.fromkeys(keys):
+        if key not in found:
+            missing.setdefault((key[1], key[2]), []).append(key[0])
+    for (size, replicates), cells in missing.items():
+        computed = _kappa_intervals(cells, size, replicates, level, seed)
+        for one, interval in zip(cells, computed, strict=True):
+            found[(one, size, replicates, level, seed)] = interval
+    for key in keys:
+        _REMEMBERED[key] = found[key]
+        _REMEMBERED.move_to_end(key)
+    while len(_REMEMBERED) > REMEMBER:
+        _REMEMBERED.popitem(last=False)
+    return [found[key] for key in keys]
+
+
+def _kappa_intervals(
+    tables: list[tuple[int, ...]], size: int, replicates: int, level: float, seed: int
+) -> list[Interval | None]:
+    drawn = [i for i, cells in enumerate(tables) if sum(cells) > 0]
+    intervals: list[Interval | None] = [None] * len(tables)
+    if drawn:
+        draws = np.concatenate([_draws(tables[i], replicates, seed) for i in drawn])
+        kappas = _kappas(draws, size).reshape(len(drawn), replicates)
+        for i, interval in zip(drawn, _intervals(kappas, replicates, level), strict=True):
+            intervals[i] = interval
+    return intervals
 
 
 def kappa_interval(
@@ -169,9 +189,7 @@ def kappa_interval(
 
     Deterministic (fixed seed), so the answer for the same counts is remembered.
     """
-    size = _square(counts)
-    cells = tuple(int(c) for row in counts for c in row)
-    return _kappa_interval(cells, size, replicates, level, seed)
+    return kappa_intervals([(counts, replicates)], level=level, seed=seed)[0]
 
 
 # --- Krippendorff's alpha -----------------------------------------------------------------------
@@ -263,16 +281,15 @@ def _delta_interval(
     cells: tuple[int, ...], replicates: int, level: float, seed: int
 ) -> Interval | None:
     n = sum(cells)
-
-    def delta_of(draw: list[int]) -> float:
-        return (draw[2] - draw[1]) / n
-
-    return _bootstrap(cells, delta_of, replicates, level, seed)
+    if n <= 0:
+        return None
+    draws = _draws(cells, replicates, seed)
+    return _intervals(((draws[:, 2] - draws[:, 1]) / n)[np.newaxis], replicates, level)[0]
 
 
 def forget_intervals() -> None:
     """Drop the remembered intervals: the next request computes every one (benchmarks)."""
-    _kappa_interval.cache_clear()
+    _REMEMBERED.clear()
     _delta_interval.cache_clear()
 
 

@@ -5,7 +5,7 @@ Each expected value is worked out in the comment beside it, from the counts alon
 
 from __future__ import annotations
 
-import random
+import math
 
 import pytest
 
@@ -52,25 +52,33 @@ def test_kappa_refuses_a_matrix_that_is_not_square() -> None:
 # --- bootstrap interval for κ ---------------------------------------------------------------
 
 
-def test_multinomial_draw_keeps_the_total_and_leaves_empty_cells_empty() -> None:
-    rng = random.Random(1)
-    for _ in range(200):
-        draw = agreement.multinomial(rng, 50, [20, 0, 10, 20])
-        assert sum(draw) == 50
-        assert draw[1] == 0
-        assert all(x >= 0 for x in draw)
+def test_bootstrap_draws_keep_the_total_and_leave_empty_cells_empty() -> None:
+    draws = agreement._draws((20, 0, 10, 20), 200, seed=1)
+    assert draws.shape == (200, 4)
+    assert (draws.sum(axis=1) == 50).all()
+    assert (draws[:, 1] == 0).all()
+    assert (draws >= 0).all()
 
 
-def test_multinomial_draw_has_the_expected_cell_means() -> None:
+def test_bootstrap_draws_have_the_expected_cell_means() -> None:
     # E[x_i] = n · w_i / Σw = 1000 · (0.1, 0.3, 0.6) = (100, 300, 600); over 2000 draws the
     # standard error of each mean is below 0.5, so ±3 is far outside chance.
-    rng = random.Random(7)
-    totals = [0, 0, 0]
-    for _ in range(2000):
-        for i, x in enumerate(agreement.multinomial(rng, 1000, [1, 3, 6])):
-            totals[i] += x
-    means = [t / 2000 for t in totals]
-    assert means == pytest.approx([100, 300, 600], abs=3)
+    means = agreement._draws((100, 300, 600), 2000, seed=7).mean(axis=0)
+    assert list(means) == pytest.approx([100, 300, 600], abs=3)
+
+
+def test_each_replicates_kappa_is_the_kappa_of_its_drawn_table() -> None:
+    # The replicates' κ are computed as arrays: each must equal cohen_kappa of its own table,
+    # undefined (NaN) exactly where cohen_kappa says None.
+    for cells, size in [((20, 5, 10, 15), 2), ((10, 2, 0, 1, 8, 1, 0, 2, 6), 3), ((3, 1, 0, 0), 2)]:
+        draws = agreement._draws(cells, 300, seed=3)
+        kappas = agreement._kappas(draws, size)
+        for draw, kappa in zip(draws.tolist(), kappas.tolist(), strict=True):
+            expected = agreement.cohen_kappa([draw[i * size : (i + 1) * size] for i in range(size)])
+            if expected is None:
+                assert math.isnan(kappa)
+            else:
+                assert kappa == pytest.approx(expected)
 
 
 def test_kappa_interval_brackets_kappa_and_agrees_with_the_normal_approximation() -> None:
@@ -104,6 +112,52 @@ def test_kappa_interval_of_perfect_agreement_is_a_point_and_of_nothing_is_none()
     assert interval.low == pytest.approx(1.0)
     assert interval.high == pytest.approx(1.0)
     assert agreement.kappa_interval([[0, 0], [0, 0]]) is None
+
+
+def test_intervals_computed_together_are_each_the_one_computed_alone() -> None:
+    tables = [
+        ([[20, 5], [10, 15]], 1000),
+        ([[0, 0], [0, 0]], 500),
+        ([[2000, 500], [1000, 1500]], 500),
+        ([[9, 0], [0, 0]], 500),
+        ([[10, 2, 0], [1, 8, 1], [0, 2, 6]], 1000),
+        ([[20, 5], [10, 15]], 500),
+    ]
+    together = agreement.kappa_intervals(tables)
+    agreement.forget_intervals()
+    alone = []
+    for counts, replicates in tables:
+        alone.append(agreement.kappa_interval(counts, replicates=replicates))
+        agreement.forget_intervals()
+    assert together == alone
+    assert together[1] is None
+    assert together[3] is None
+    # Fewer replicates of the same table: its own interval, not the 1,000-replicate one.
+    assert together[5] is not None
+    assert together[5].replicates == 500
+    assert together[0] is not None
+    assert together[0].replicates == 1000
+
+
+def test_intervals_are_remembered_until_forgotten() -> None:
+    first = agreement.kappa_intervals([([[20, 5], [10, 15]], 1000)])[0]
+    assert agreement.kappa_interval([[20, 5], [10, 15]]) is first  # not computed again
+    agreement.forget_intervals()
+    again = agreement.kappa_interval([[20, 5], [10, 15]])
+    assert again is not first
+    assert again == first
+
+
+def test_kappa_interval_is_none_when_most_replicates_have_no_kappa() -> None:
+    # Every draw of [[9, 0], [0, 0]] is the same table, whose chance agreement is 1.
+    assert agreement.kappa_interval([[9, 0], [0, 0]]) is None
+
+
+def test_kappa_interval_of_a_three_by_three_table_brackets_its_kappa() -> None:
+    interval = agreement.kappa_interval([[10, 2, 0], [1, 8, 1], [0, 2, 6]])
+    assert interval is not None
+    assert interval.low < 0.695946 < interval.high
+    assert interval.replicates == agreement.REPLICATES
 
 
 # --- Krippendorff's alpha -----------------------------------------------------------------------
