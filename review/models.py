@@ -45,7 +45,7 @@ class AnnotationQuerySet(models.QuerySet["Annotation"]):
 
     def history(self) -> AnnotationQuerySet:
         """Oldest first, with the reviewer, as the trial page lists them."""
-        return self.select_related("reviewer").order_by("created_at", "id")
+        return self.select_related("reviewer").order_by(*Annotation.HISTORY)
 
     def latest_per_reviewer(self, *, blind_only: bool = False) -> AnnotationQuerySet:
         """Each reviewer's latest annotation of each trial (DESIGN §3: the one that counts).
@@ -62,6 +62,9 @@ class Annotation(models.Model):
         PASS = "pass", "pass"
         FAIL = "fail", "fail"
         DEFER = "defer", "defer"
+
+    # A trial's annotations as its page lists them: oldest first.
+    HISTORY = ("created_at", "id")
 
     # PROTECT: reviews are a record; see the module docstring.
     trial = models.ForeignKey(Trial, on_delete=models.PROTECT, related_name="annotations")

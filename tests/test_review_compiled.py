@@ -8,8 +8,10 @@ from typing import Any
 
 import pytest
 
+from review.adjudication import _ADJUDICATIONS, adjudicate
 from review.compiled import ByTrial
-from review.views.trial import _ERROR_TAGS, _RESULTS, _SCORERS, _VERDICTS
+from review.models import Annotation, add_annotation
+from review.views.trial import _ANNOTATIONS, _ERROR_TAGS, _RESULTS, _SCORERS, _VERDICTS
 from rewards.models import ErrorTag, EvaluationResult, JudgeVerdict, ScorerResult, Trial
 from rewards.schemas import ErrorTag as ErrorTagRecord
 from tests import review_factories as f
@@ -82,3 +84,34 @@ def test_a_query_with_another_parameter_is_refused() -> None:
     rows = ByTrial(lambda pk: ScorerResult.objects.filter(trial_id=pk, name="x"))
     with pytest.raises(ValueError, match="trial id alone"):
         rows(1)
+
+
+def test_annotations_and_adjudications_come_with_their_authors_in_one_query_each(
+    django_assert_num_queries: Callable[..., Any],
+) -> None:
+    trial = f.make_trial()
+    rita = f.make_user("rita", "reviewer")
+    sam = f.make_user("sam", "reviewer")
+    judge = f.make_user("ada", "adjudicator")
+    judge.email = "ada@example.org"
+    judge.save()
+    add_annotation(trial_id=trial.pk, reviewer=rita, judgment="pass")
+    add_annotation(trial_id=trial.pk, reviewer=sam, judgment="fail")
+    adjudicate(trial_id=trial.pk, adjudicator=judge, verdict="pass", rationale="the tests pass")
+
+    with django_assert_num_queries(1):
+        annotations = _ANNOTATIONS(trial.pk)
+        names = [a.reviewer.get_username() for a in annotations]
+    history = list(Annotation.objects.for_trial(trial).history())
+    assert [a.pk for a in annotations] == [a.pk for a in history]
+    assert names == [a.reviewer.get_username() for a in history] == ["rita", "sam"]
+    assert [_fields(a, Annotation) for a in annotations] == [
+        _fields(a, Annotation) for a in history
+    ]
+
+    with django_assert_num_queries(1):
+        (made,) = _ADJUDICATIONS(trial.pk)
+        assert made.adjudicator.get_username() == "ada"
+    # The user's other fields were not read with it: asking for one reads it, rightly.
+    with django_assert_num_queries(1):
+        assert made.adjudicator.email == "ada@example.org"

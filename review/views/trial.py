@@ -282,7 +282,7 @@ def _annotations_context(
     # have none, and then neither annotations nor adjudications (which settle annotations)
     # are read.
     reviewed = trial.annotation_count > 0
-    annotations = list(Annotation.objects.for_trial(trial).history()) if reviewed else []
+    annotations = _ANNOTATIONS(trial.pk) if reviewed else []
     if allowed and form is None:
         discipline = (
             ReviewerProfile.objects.filter(user=request.user)
@@ -314,6 +314,11 @@ _VERDICTS = ByTrial(
     lambda pk: JudgeVerdict.objects.filter(trial_id=pk).order_by(*JudgeVerdict.LATEST_FIRST)
 )
 _ERROR_TAGS = ByTrial(lambda pk: ErrorTag.objects.filter(trial_id=pk).order_by("id"))
+# The trial's annotations, oldest first, with their reviewers (`history()`'s order).
+_ANNOTATIONS = ByTrial(
+    lambda pk: Annotation.objects.filter(trial_id=pk).order_by(*Annotation.HISTORY),
+    users=("reviewer",),
+)
 
 
 def _page_context(
