@@ -202,8 +202,11 @@ class Trial(models.Model):
         FAILED = "failed", "failed"
         CANCELLED = "cancelled", "cancelled"
 
-    job = models.ForeignKey(Job, on_delete=models.CASCADE, related_name="trials")
-    task = models.ForeignKey(Task, on_delete=models.PROTECT, related_name="trials")
+    # No index of their own: the indexes below that lead with the job (trial_job_id_idx,
+    # trial_unique_name_per_job) or the task (trial_task_id_idx) serve every lookup by them,
+    # and each index costs every trial inserted.
+    job = models.ForeignKey(Job, on_delete=models.CASCADE, related_name="trials", db_index=False)
+    task = models.ForeignKey(Task, on_delete=models.PROTECT, related_name="trials", db_index=False)
     name = models.CharField(max_length=255)
     uid = models.UUIDField(default=uuid.uuid4, unique=True)
     agent_name = models.CharField(max_length=255, blank=True)
@@ -268,9 +271,7 @@ class Trial(models.Model):
             ),
         ]
         indexes = [
-            # Explorer: the default keyset walk, newest first, within a job. On PostgreSQL it
-            # also carries the columns the jobs page aggregates (INCLUDE, migration 0008), so
-            # each listed job's trials are summed by an index-only scan of this index.
+            # Explorer: the default keyset walk, newest first, within a job.
             models.Index(fields=["job", "-id"], name="trial_job_id_idx"),
             # Explorer: one job sorted by reward, the id as keyset tie-breaker.
             models.Index(fields=["job", "reward", "id"], name="trial_job_reward_idx"),
@@ -385,7 +386,10 @@ class TrialDetail(models.Model):
 
 
 class EvaluationResult(models.Model):
-    trial = models.ForeignKey(Trial, on_delete=models.CASCADE, related_name="results")
+    # Looked up by result_unique_digest_per_trial, which leads with the trial.
+    trial = models.ForeignKey(
+        Trial, on_delete=models.CASCADE, related_name="results", db_index=False
+    )
     reward = models.FloatField()
     metrics = models.JSONField(default=dict, blank=True)
     output_parseable = models.BooleanField()
@@ -510,7 +514,10 @@ class ErrorTag(models.Model):
 
 
 class ScorerResult(models.Model):
-    trial = models.ForeignKey(Trial, on_delete=models.CASCADE, related_name="scorers")
+    # Looked up by scorer_unique_position, which leads with the trial.
+    trial = models.ForeignKey(
+        Trial, on_delete=models.CASCADE, related_name="scorers", db_index=False
+    )
     position = models.PositiveIntegerField()
     name = models.CharField(max_length=255)
     # One of seed 003's catalog (`rules.SCORER_TYPES`), or a newer pipeline's type stored as

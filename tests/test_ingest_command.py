@@ -13,6 +13,7 @@ from django.db import IntegrityError
 from django.db.models import Model
 
 from rewards.ingest import files, harbor, prepared as prepared_rows
+from rewards.ingest.discover import ContractTrialItem, HarborTrialItem
 from rewards.ingest.prepared import PreparedTrial, Row, RowInserter
 from rewards.models import (
     ErrorTag,
@@ -462,17 +463,21 @@ def test_a_trial_prepared_in_a_reader_process_is_read_again_to_be_updated(
     assert Trial.objects.filter(agent_name="another-agent").count() == 1
 
 
+def trial_items(job: Path) -> list[HarborTrialItem | ContractTrialItem]:
+    """The Harbor trial items discovery finds in a job folder, as a chunk to read."""
+    from rewards.ingest.discover import Discovery, HarborTrialItem
+
+    return [i for i in Discovery(str(job)).items() if isinstance(i, HarborTrialItem)]
+
+
 def test_reading_a_chunk_leaves_the_cycle_collector_as_it_found_it(
     harbor_files: Path, tmp_path: Path
 ) -> None:
     import gc
 
-    from rewards.ingest.discover import ContractTrialItem, Discovery, HarborTrialItem, read_chunk
+    from rewards.ingest.discover import read_chunk
 
-    job = synthetic_job(harbor_files, tmp_path, 2)
-    items: list[HarborTrialItem | ContractTrialItem] = [
-        i for i in Discovery(str(job)).items() if isinstance(i, HarborTrialItem)
-    ]
+    items = trial_items(synthetic_job(harbor_files, tmp_path, 2))
     assert gc.isenabled()
     assert all(isinstance(r, PreparedTrial) for r in read_chunk(items, None))
     assert gc.isenabled()
@@ -482,6 +487,27 @@ def test_reading_a_chunk_leaves_the_cycle_collector_as_it_found_it(
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+def test_a_chunks_trials_of_one_task_carry_one_task_record(
+    harbor_files: Path, tmp_path: Path
+) -> None:
+    import pickle
+
+    from rewards.ingest.discover import read_chunk
+
+    # Four shapes of trial, four tasks: the fifth trial is of the first one's task.
+    read = read_chunk(trial_items(synthetic_job(harbor_files, tmp_path, 5)), None)
+    # Through the pickle a reader process answers with, as the ingest process sees them.
+    answer = pickle.loads(pickle.dumps(read))  # noqa: S301 (our own bytes)
+    prepared = [r for r in answer if isinstance(r, PreparedTrial)]
+    by_task: dict[str, list[Any]] = {}
+    for one in prepared:
+        by_task.setdefault(one.task.name, []).append(one.task)
+    assert sorted(len(tasks) for tasks in by_task.values()) == [1, 1, 1, 2]
+    shared = next(tasks for tasks in by_task.values() if len(tasks) == 2)
+    assert shared[0] is shared[1]
+    assert len({id(tasks[0]) for tasks in by_task.values()}) == 4
 
 
 def test_reading_a_fingerprinted_trial_lists_no_folder_again(

@@ -145,3 +145,62 @@ def test_large_columns_use_lz4_on_postgresql_and_the_migration_reverses() -> Non
         assert compressions() == expected
     else:
         assert compressions() == {}  # nothing to do elsewhere, and nothing fails
+
+
+def _indexes() -> dict[str, tuple[str, list[str]]]:
+    """Each index of the trial, result and scorer tables (unique constraints' included), by
+    name: its table and its columns, leading column first."""
+    found = {}
+    with connection.cursor() as cursor:
+        for table in ("rewards_trial", "rewards_evaluationresult", "rewards_scorerresult"):
+            constraints = connection.introspection.get_constraints(cursor, table)
+            for name, info in constraints.items():
+                if info["index"] or info["unique"] or info["primary_key"]:
+                    found[name] = (table, list(info["columns"] or []))
+    return found
+
+
+def _covering_job_index() -> bool:
+    """Whether trial_job_id_idx carries other columns (INCLUDE, PostgreSQL only)."""
+    if connection.vendor != "postgresql":
+        return False
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT indexdef FROM pg_indexes WHERE indexname = 'trial_job_id_idx'")
+        return "INCLUDE" in cursor.fetchone()[0]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_foreign_keys_are_served_by_the_indexes_leading_with_them_and_the_migration_reverses() -> (
+    None
+):
+    import importlib
+
+    from django.apps import apps
+
+    fewer = importlib.import_module("rewards.migrations.0011_fewer_indexes")
+    dropped = {index for index, _, _ in fewer.FOREIGN_KEY_INDEXES}
+    indexes = _indexes()
+    assert not dropped & set(indexes)
+    # Each dropped index's column still leads another index of its table.
+    for _, table, column in fewer.FOREIGN_KEY_INDEXES:
+        leading = [
+            n for n, (t, columns) in indexes.items() if t == table and columns[:1] == [column]
+        ]
+        assert leading, (table, column)
+    assert not _covering_job_index()
+
+    # Backwards: the single-column indexes and (on PostgreSQL) the covering job index return.
+    with connection.schema_editor() as editor:
+        fewer._job_index.cover(apps, editor)
+        for index, table, column in fewer.FOREIGN_KEY_INDEXES:
+            editor.execute(f'CREATE INDEX "{index}" ON "{table}" ("{column}")')
+    try:
+        assert dropped <= set(_indexes())
+        assert _covering_job_index() == (connection.vendor == "postgresql")
+    finally:
+        with connection.schema_editor() as editor:
+            for index, _, _ in fewer.FOREIGN_KEY_INDEXES:
+                editor.execute(f'DROP INDEX IF EXISTS "{index}"')
+            fewer._job_index.uncover(apps, editor)
+    assert _indexes() == indexes
+    assert not _covering_job_index()

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import importlib
 import re
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
 import pytest
-from django.db import connection
 from django.test import Client
 
 from review import stats
@@ -100,7 +98,6 @@ def test_an_unknown_job_is_not_found(client: Client) -> None:
 def test_the_jobs_list_is_walked_newest_first_by_next_links(
     client: Client, django_assert_num_queries: Callable[..., Any]
 ) -> None:
-    import re
 
     f.login(client, "ann", "analyst")
     Job.objects.bulk_create(Job(name=f"run-{i:03}") for i in range(stats.JOBS_PAGE + 5))
@@ -147,31 +144,7 @@ def test_jobs_pages_run_a_fixed_number_of_queries(
         assert client.get(f"/jobs/{job.pk}/").status_code == 200
 
 
-# --- the job index (rewards 0009) and a job's figures counted from its trials -------------------
-def test_every_column_of_a_jobs_figures_counted_from_trials_is_carried_by_the_job_index() -> None:
-    migration = importlib.import_module("rewards.migrations.0009_trial_job_keyset_index")
-    carried = {"job_id", "id", *migration.SUMMARY_COLUMNS}
-    sql, _ = Job.objects.annotate(**f.summary_aggregates("trials__")).query.sql_with_params()
-    summed = set(re.findall(r'"rewards_trial"\."(\w+)"', sql))
-    # Counted from trials, a job's figures read the index alone (no table row).
-    assert {"reward", "annotation_count"} <= summed
-    assert summed <= carried, summed - carried
-
-    with connection.cursor() as cursor:
-        if connection.vendor == "postgresql":
-            cursor.execute("SELECT indexdef FROM pg_indexes WHERE indexname = 'trial_job_id_idx'")
-            [(definition,)] = cursor.fetchall()
-            assert "(job_id, id DESC)" in definition
-            included = re.search(r"INCLUDE \(([^)]*)\)", definition)
-            assert included is not None
-            assert set(included.group(1).split(", ")) == set(migration.SUMMARY_COLUMNS)
-        else:
-            # SQLite has no INCLUDE: the plain keyset index on (job, id).
-            cursor.execute("SELECT sql FROM sqlite_master WHERE name = 'trial_job_id_idx'")
-            [(definition,)] = cursor.fetchall()
-            assert '"job_id", "id" DESC' in definition
-
-
+# --- a job's trials counted from them (the kept tallies' check) ----------------------------------
 def test_the_jobs_list_figures_are_the_jobs_trials_own_aggregates(client: Client) -> None:
     f.login(client, "ann", "analyst")
     f.make_trials(3, job="job-a", reward=0.9)

@@ -765,6 +765,23 @@ def test_copy_text_escapes_what_copy_reads_as_syntax_and_spells_values_as_postgr
     )
 
 
+def test_datetime_and_uuid_columns_are_spelled_for_copy_without_asking_the_backend() -> None:
+    from rewards.ingest.prepared import _adapted, _moment, _uuid
+
+    started, uid = Trial._meta.get_field("started_at"), Trial._meta.get_field("uid")
+    moment = datetime(2026, 1, 2, 3, 4, 5, 678, tzinfo=UTC)
+    assert _moment(started, moment) == "2026-01-02T03:04:05.000678+00:00"
+    east = moment.astimezone(timezone.get_fixed_timezone(120))
+    assert _moment(started, east) == "2026-01-02T05:04:05.000678+02:00"  # the same instant
+    value = uuid.UUID(int=7)
+    assert _uuid(uid, value) == "00000000-0000-0000-0000-000000000007"
+    # Anything else is adapted by its field (a naive datetime is taken as the current zone's).
+    naive = datetime(2026, 1, 2, 3, 4, 5)
+    with pytest.warns(RuntimeWarning, match="naive datetime"):
+        assert _moment(started, naive) == _adapted(started, naive)
+    assert _uuid(uid, str(value)) == _adapted(uid, str(value))
+
+
 def test_text_that_looks_like_copy_syntax_is_stored_exactly() -> None:
     hostile = "tab\there\nnewline\rreturn \\N \\. backslash\\ end\t"
     stored = bundle(

@@ -24,13 +24,14 @@ from collections import deque
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
+from multiprocessing import forkserver
 from typing import Any
 
 from rewards.ingest import bundles, contract, harbor, worker
 from rewards.ingest.files import ArtifactError, Folder, Limits, Problem, Root, loads_json
 from rewards.ingest.prepared import PreparedTrial
-from rewards.ingest.writer import BundleWriter, StoredTrial, WriteOutcome
-from rewards.schemas import JobRecord, TrialBundle
+from rewards.ingest.writer import BundleWriter, StoredTrial, WriteOutcome, task_key
+from rewards.schemas import JobRecord, TaskRecord, TrialBundle
 
 log = logging.getLogger(__name__)
 
@@ -279,6 +280,9 @@ def _read_chunk(
     stored: list[StoredTrial | None] | None,
 ) -> list[Read]:
     outcomes: list[Read] = []
+    # A chunk's trials mostly share a few tasks: equal task records become one object, which
+    # a reader process's answer then carries (and the ingest process unpickles) once.
+    tasks: dict[tuple[str, str, str], TaskRecord] = {}
     for index, item in enumerate(items):
         try:
             # Before reading: a file changed while it is read changes the fingerprint too.
@@ -297,6 +301,10 @@ def _read_chunk(
                 prepared = BundleWriter.prepared(read, fingerprint=fingerprint)
                 if isinstance(prepared, PreparedTrial):
                     prepared.source, prepared.job_override = item, job
+                    task = prepared.task
+                    same = tasks.setdefault(task_key(task), task)
+                    if same is not task and same == task:
+                        prepared.task = same
                 outcomes.append(prepared)
         except Exception as exc:
             # A reader bug must cost one trial, named, not the run.
@@ -330,7 +338,7 @@ class ItemReader:
         workers: int,
         *,
         chunk: int = 100,
-        window: int = 16,
+        window: int = 8,
         parallel_after: int = 1000,
         stored: Callable[[HarborTrialItem, str | None], StoredTrial | None] | None = None,
     ) -> None:
@@ -350,12 +358,14 @@ class ItemReader:
         if len(head) <= self.parallel_after or self._start_pool() is None:
             yield from self._through(itertools.chain(head, stream))
             return
-        # A large run: the reader processes start now, with a window of chunks from after
-        # the head handed to them first, and this process reads the head meanwhile, so
-        # neither waits for the other (starting them takes about as long as the head).
+        # A large run: the reader processes are starting (their server imports the code
+        # they run, about as long as reading the head takes), and this process reads the
+        # head meanwhile; then a window of chunks is handed to them before the head goes to
+        # the writer, so that they read while it writes.
+        read_here = list(self._here(head[: self.parallel_after]))
         rest = itertools.chain(head[self.parallel_after :], stream)
         early = list(self._through(rest, limit=self.window * self.chunk))
-        yield from self._here(head[: self.parallel_after])
+        yield from read_here
         yield from early
         yield from self._through(rest)
 
@@ -447,6 +457,9 @@ class ItemReader:
                 context = multiprocessing.get_context(method)
                 if method == "forkserver":
                     context.set_forkserver_preload([worker.__name__, __name__])
+                    # The server starts now and imports on its own; the first chunk handed
+                    # out waits for it (until then, this process reads).
+                    forkserver.ensure_running()
                 self._pool = ProcessPoolExecutor(
                     max_workers=self.workers, mp_context=context, initializer=worker.setup
                 )

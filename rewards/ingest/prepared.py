@@ -173,6 +173,19 @@ def _adapted(f: models.Field[Any, Any], value: Any) -> str:
     return copy_value(value)
 
 
+def _moment(f: models.Field[Any, Any], value: Any) -> str:
+    """A datetime column: an aware datetime is what PostgreSQL stores as it is, so its ISO
+    text goes straight in; anything else is adapted by its field first."""
+    if type(value) is datetime and value.tzinfo is not None:
+        return value.isoformat()
+    return _adapted(f, value)
+
+
+def _uuid(f: models.Field[Any, Any], value: Any) -> str:
+    """A UUID column (PostgreSQL's own uuid type): its text."""
+    return str(value) if type(value) is UUID else _adapted(f, value)
+
+
 @functools.cache
 def _copy_plan(model: type[models.Model]) -> tuple[tuple[str, Any], ...]:
     """Each column of `_plan` with the function that writes a (non-NULL) value as COPY text."""
@@ -181,7 +194,14 @@ def _copy_plan(model: type[models.Model]) -> tuple[tuple[str, Any], ...]:
         if kind in (_JSON, _JSON_OR_NULL):
             write: Any = _json
         elif kind == _ADAPTED:
-            write = functools.partial(_adapted, f)
+            # Datetimes and UUIDs, the common cases written directly (the others adapted by
+            # their field, which looks the backend up for each value).
+            if isinstance(f, models.DateTimeField):
+                write = functools.partial(_moment, f)
+            elif isinstance(f, models.UUIDField):
+                write = functools.partial(_uuid, f)
+            else:
+                write = functools.partial(_adapted, f)
         elif isinstance(f, models.BooleanField):
             write = _bool
         elif isinstance(f, models.IntegerField | models.FloatField):

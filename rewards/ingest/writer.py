@@ -373,7 +373,7 @@ class BundleWriter:
         """
         wanted: dict[tuple[str, str, str], schemas.TaskRecord] = {}
         for record in records:
-            key = _task_key(record)
+            key = task_key(record)
             if key not in self._tasks:
                 wanted.setdefault(key, record)
         if wanted:
@@ -395,7 +395,7 @@ class BundleWriter:
             Task.objects.bulk_create(new)
             found.update(((task.source, task.name, task.checksum), task) for task in new)
             self._tasks.update(found)
-        return [self._tasks[_task_key(record)] for record in records]
+        return [self._tasks[task_key(record)] for record in records]
 
     def _write_batch(self, batch: Sequence[PreparedTrial]) -> list[WriteOutcome]:
         if not batch:
@@ -598,7 +598,8 @@ class StoredFingerprints:
         return stored.get(item.folder.path)
 
 
-def _task_key(record: schemas.TaskRecord) -> tuple[str, str, str]:
+def task_key(record: schemas.TaskRecord) -> tuple[str, str, str]:
+    """What tells one task from another: the same key is the same stored task."""
     return (record.source, record.name, record.checksum)
 
 
