@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 from django.http import QueryDict
 
+from review import filters
 from review.filters import SORT_KEYS, TrialFilterForm, decode_cursor, encode_cursor
 from review.models import add_annotation
 from rewards.models import Trial
@@ -180,6 +182,55 @@ def test_keyset_pages_return_each_trial_exactly_once_for_every_sort(
 def test_keyset_pages_follow_the_same_order_as_one_big_query(ties: list[str], sort: str) -> None:
     everything = TrialFilterForm({"sort": sort}).ordered(Trial.objects.all())
     assert _walk({"sort": sort}, 5) == [t.name for t in everything]
+
+
+@pytest.fixture
+def names() -> list[str]:
+    """Trials of five tasks (two of them share a name, from another source) in three jobs,
+    interleaved so that no name's trials are consecutive ids."""
+    tasks = [("t-b", "s1"), ("t-a", "s1"), ("t-c", "s1"), ("t-a", "s2"), ("t-d", "s1")]
+    bundles = [
+        f.bundle(
+            name=f"n-{i:02d}",
+            task=tasks[i % 5][0],
+            task_source=tasks[i % 5][1],
+            job=["job-b", "job-c", "job-a"][i % 3],
+            agent=["alpha", "beta"][i % 2],
+        )
+        for i in range(31)
+    ]
+    return [t.name for t in f.write(*bundles)]
+
+
+@pytest.mark.parametrize("sort", ["task", "-task", "job", "-job"])
+@pytest.mark.parametrize("params", [{}, {"agent": "alpha"}])
+@pytest.mark.parametrize("most", [1, 2, 6])
+def test_pages_sorted_by_a_name_read_name_by_name_in_the_order_of_one_big_query(
+    names: list[str],
+    sort: str,
+    params: dict[str, str],
+    most: int,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # `most`: names a page may read one by one; past it, the page is one sorted query.
+    monkeypatch.setattr(filters, "MAX_NAMES_WALKED", most)
+    query = {**params, "sort": sort}
+    everything = TrialFilterForm(query).ordered(TrialFilterForm(query).filter(Trial.objects.all()))
+    expected = [t.name for t in everything]
+    assert len(expected) == (16 if params else 31)
+    for size in (1, 4, 9, 40):
+        assert _walk(query, size) == expected
+
+
+def test_a_page_sorted_by_task_reads_the_names_and_then_one_names_trials(
+    names: list[str], django_assert_num_queries: Callable[..., Any]
+) -> None:
+    form = TrialFilterForm({"sort": "task"})
+    with django_assert_num_queries(2):  # the task names, then the trials of the first name
+        page = form.page(Trial.objects.list_columns(), size=3)
+    assert [t.task.name for t in page.rows] == ["t-a"] * 3
+    # The first name's trials, from both of its tasks, in id order.
+    assert [t.name for t in page.rows] == ["n-01", "n-03", "n-06"]
 
 
 def test_keyset_pages_respect_the_filter(ties: list[str]) -> None:

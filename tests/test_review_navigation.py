@@ -71,7 +71,15 @@ def test_the_explorer_links_each_row_with_its_filter_and_sort(
 
 @pytest.mark.parametrize(
     "query",
-    ["", "sort=-reward", "sort=reward&judge_verdict=FAIL", "sort=task&agent=a1", "sort=-id"],
+    [
+        "",
+        "sort=-reward",
+        "sort=reward&judge_verdict=FAIL",
+        "sort=task&agent=a1",
+        "sort=-task",
+        "sort=-job",
+        "sort=-id",
+    ],
 )
 def test_next_walks_the_same_trials_in_the_same_order_as_the_explorer(
     client: Client, mixed: list[Trial], query: str
@@ -260,5 +268,10 @@ def test_the_tab_fragment_with_its_links_runs_a_fixed_number_of_queries(
     # 1 session, 2 the user with their role groups, 3 the trial with its neighbours and the
     # tab's blobs.
     with django_assert_num_queries(3):
+        response = client.get(f"/trials/{trials[1].pk}/?sort=-reward&tab=diff", headers=HX)
+    assert set(_nav_links(response.content.decode())) == {"prev", "next"}
+    # Sorted by a name (task, job), the neighbours are read after the trial, name by name:
+    # 4 the task names, 5 and 6 the previous and next trial among its name's.
+    with django_assert_num_queries(6):
         response = client.get(f"/trials/{trials[1].pk}/?sort=task&tab=diff", headers=HX)
     assert set(_nav_links(response.content.decode())) == {"prev", "next"}

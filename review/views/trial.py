@@ -94,14 +94,20 @@ def _get_trial_for(
         .select_related("task__scenario_version__scenario")
         .defer(*PAGE_UNUSED_COLUMNS)
     )
-    if around is not None:
+    if around is not None and not around.sorts_by_name:
         queryset = queryset.annotate(**around.neighbours())
     if tab is not None:
         wanted = {*TAB_DETAIL_FIELDS[tab], "ingest_problems"}
         queryset = queryset.select_related("detail").defer(
             *(f"detail__{name}" for name in DETAIL_BLOBS - wanted)
         )
-    return get_object_or_404(queryset, pk=pk)
+    trial = get_object_or_404(queryset, pk=pk)
+    if around is not None and around.sorts_by_name:
+        # As `neighbours()` annotates them for the other sorts.
+        previous_id, next_id = around.neighbour_ids(trial)
+        setattr(trial, "previous_id", previous_id)  # noqa: B010
+        setattr(trial, "next_id", next_id)  # noqa: B010
+    return trial
 
 
 def _detail_of(trial: Trial) -> TrialDetail | None:
