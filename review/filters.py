@@ -718,16 +718,16 @@ class TrialFilterForm(forms.Form):
         return SORT_KEYS[self.current_sort.lstrip("-")].field in BY_NAME
 
     def neighbour_ids(self, trial: Trial) -> tuple[int | None, int | None]:
-        """(previous, next) trial ids around `trial` in this filter, sorted by a name."""
+        """(previous, next) trial ids around `trial` in this filter, sorted by a name: a walk
+        each way from the trial's own place."""
         sort = self.current_sort
         field = SORT_KEYS[sort.lstrip("-")].field
         descending = sort.startswith("-")
         matching = self.filter(Trial.objects.all())
         here = (_sort_value(trial, field), trial.pk)
-        groups = _name_groups(BY_NAME[field][0])  # read once, for both directions
 
         def first(walk_descending: bool) -> int | None:
-            rows = _walk_names(matching, field, walk_descending, here, 1, groups)
+            rows = _walk_names(matching, field, walk_descending, here, 1)
             if rows is None:  # too many names to walk: one sorted probe in SQL
                 after = matching.filter(_after_row(field, *here, walk_descending))
                 order = f"-{sort.lstrip('-')}" if walk_descending else sort.lstrip("-")
@@ -860,15 +860,30 @@ BY_NAME: dict[str, tuple[type[Task] | type[Job], str]] = {
 MAX_NAMES_WALKED = 6
 
 
-def _name_groups(model: type[Task] | type[Job]) -> list[tuple[str, list[int]]]:
-    """Each distinct name with the ids of its rows, in the database's ORDER BY name, id."""
+# Rows of the named table read for one walk: enough for MAX_NAMES_WALKED names unless
+# names repeat a great deal (then the page is one sorted query).
+NAME_ROWS = 200
+
+
+def _name_groups(
+    model: type[Task] | type[Job], descending: bool, start: str | None
+) -> tuple[list[tuple[str, list[int]]], bool]:
+    """The distinct names from `start` on (all of them without one), each with the ids of
+    its rows, in the database's ORDER BY name (descending: reversed); at most NAME_ROWS rows
+    are read. Also: whether those are all the names there are from `start` on (otherwise
+    the last, maybe incomplete, name is left out)."""
+    rows = model.objects.order_by("-name" if descending else "name", "id")
+    if start is not None:
+        rows = rows.filter(**{"name__lte" if descending else "name__gte": start})
+    fetched = list(rows.values_list("name", "id")[:NAME_ROWS])
     groups: list[tuple[str, list[int]]] = []
-    for name, pk in model.objects.order_by("name", "id").values_list("name", "id"):
+    for name, pk in fetched:
         if groups and groups[-1][0] == name:
             groups[-1][1].append(pk)
         else:
             groups.append((name, [pk]))
-    return groups
+    complete = len(fetched) < NAME_ROWS
+    return (groups if complete else groups[:-1]), complete
 
 
 def _walk_names(
@@ -877,24 +892,16 @@ def _walk_names(
     descending: bool,
     after: tuple[Any, int] | None,
     limit: int,
-    groups: list[tuple[str, list[int]]] | None = None,
 ) -> list[Any] | None:
     """The first `limit` rows of `queryset` in (name, id) order strictly after `after`,
-    read name by name; None when that would read more than MAX_NAMES_WALKED names (or the
-    cursor's name is gone), for the caller to sort in SQL instead. `groups`: the names as
-    `_name_groups` gives them, when already read."""
+    read name by name; None when that would read more than MAX_NAMES_WALKED names (or more
+    names than one read of the named table gives), for the caller to sort in SQL instead."""
     model, column = BY_NAME[field]
-    groups = list(groups if groups is not None else _name_groups(model))
-    if descending:
-        groups.reverse()
-    start = 0
-    if after is not None:
-        names = [name for name, _ in groups]
-        if after[0] not in names:
-            return None
-        start = names.index(after[0])
+    groups, complete = _name_groups(model, descending, after[0] if after else None)
+    if after is not None and (not groups or groups[0][0] != after[0]):
+        return None  # the cursor's name is gone
     rows: list[Any] = []
-    for walked, (name, ids) in enumerate(groups[start:]):
+    for walked, (name, ids) in enumerate(groups):
         if walked == MAX_NAMES_WALKED:
             return None
         trials = queryset.filter(**{f"{column}__in": ids})
@@ -904,8 +911,8 @@ def _walk_names(
             )
         rows += trials.order_by("-id" if descending else "id")[: limit - len(rows)]
         if len(rows) >= limit:
-            break
-    return rows
+            return rows
+    return rows if complete else None
 
 
 def _after(field: str, value: Any, pk: Any, descending: bool) -> Q:

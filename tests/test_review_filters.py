@@ -204,16 +204,19 @@ def names() -> list[str]:
 
 @pytest.mark.parametrize("sort", ["task", "-task", "job", "-job"])
 @pytest.mark.parametrize("params", [{}, {"agent": "alpha"}])
-@pytest.mark.parametrize("most", [1, 2, 6])
+@pytest.mark.parametrize(("most", "rows"), [(1, 200), (2, 200), (6, 200), (6, 2), (6, 3)])
 def test_pages_sorted_by_a_name_read_name_by_name_in_the_order_of_one_big_query(
     names: list[str],
     sort: str,
     params: dict[str, str],
     most: int,
+    rows: int,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    # `most`: names a page may read one by one; past it, the page is one sorted query.
+    # `most`: names a page may read one by one, `rows`: rows of the task or job table read
+    # for them; past either, the page is one sorted query.
     monkeypatch.setattr(filters, "MAX_NAMES_WALKED", most)
+    monkeypatch.setattr(filters, "NAME_ROWS", rows)
     query = {**params, "sort": sort}
     everything = TrialFilterForm(query).ordered(TrialFilterForm(query).filter(Trial.objects.all()))
     expected = [t.name for t in everything]
