@@ -24,7 +24,6 @@ from collections import deque
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
-from multiprocessing import forkserver
 from typing import Any
 
 from rewards.ingest import bundles, contract, harbor, worker
@@ -459,6 +458,8 @@ class ItemReader:
                     context.set_forkserver_preload([worker.__name__, __name__])
                     # The server starts now and imports on its own; the first chunk handed
                     # out waits for it (until then, this process reads).
+                    from multiprocessing import forkserver
+
                     forkserver.ensure_running()
                 self._pool = ProcessPoolExecutor(
                     max_workers=self.workers, mp_context=context, initializer=worker.setup
