@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import functools
 import math
+import threading
 from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -133,6 +134,9 @@ def _kappas(draws: npt.NDArray[np.int64], size: int) -> npt.NDArray[np.float64]:
 # counts always give the same interval, so a page seen again computes none.
 _REMEMBERED: OrderedDict[tuple[Any, ...], Interval | None] = OrderedDict()
 REMEMBER = 4096
+# Held while the remembered intervals are read or changed (a threaded server shares them);
+# never while one is computed.
+_REMEMBERING = threading.Lock()
 
 
 def kappa_intervals(
@@ -148,7 +152,8 @@ def kappa_intervals(
     for counts, replicates in tables:
         size = _square(counts)
         keys.append((tuple(int(c) for row in counts for c in row), size, replicates, level, seed))
-    found = {key: _REMEMBERED[key] for key in keys if key in _REMEMBERED}
+    with _REMEMBERING:
+        found = {key: _REMEMBERED[key] for key in keys if key in _REMEMBERED}
     missing: dict[tuple[int, int], list[tuple[int, ...]]] = {}
     for key in dict.fromkeys(keys):
         if key not in found:
@@ -157,11 +162,12 @@ def kappa_intervals(
         computed = _kappa_intervals(cells, size, replicates, level, seed)
         for one, interval in zip(cells, computed, strict=True):
             found[(one, size, replicates, level, seed)] = interval
-    for key in keys:
-        _REMEMBERED[key] = found[key]
-        _REMEMBERED.move_to_end(key)
-    while len(_REMEMBERED) > REMEMBER:
-        _REMEMBERED.popitem(last=False)
+    with _REMEMBERING:
+        for key in keys:
+            _REMEMBERED[key] = found[key]
+            _REMEMBERED.move_to_end(key)
+        while len(_REMEMBERED) > REMEMBER:
+            _REMEMBERED.popitem(last=False)
     return [found[key] for key in keys]
 
 
@@ -289,7 +295,8 @@ def _delta_interval(
 
 def forget_intervals() -> None:
     """Drop the remembered intervals: the next request computes every one (benchmarks)."""
-    _REMEMBERED.clear()
+    with _REMEMBERING:
+        _REMEMBERED.clear()
     _delta_interval.cache_clear()
 
 

@@ -270,3 +270,22 @@ def test_delta_interval_is_remembered_and_the_same_when_computed_afresh() -> Non
     again = agreement.delta_interval(counts)
     assert again is not first
     assert again == first
+
+
+def test_only_the_most_recently_used_intervals_are_kept(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(agreement, "REMEMBER", 2)
+    agreement.forget_intervals()
+    first, second, third = (
+        ([[20, 5], [10, 15]], 500),
+        ([[9, 3], [2, 7]], 500),
+        ([[4, 1], [1, 4]], 500),
+    )
+    kept = agreement.kappa_intervals([first])[0]
+    agreement.kappa_intervals([second])
+    assert agreement.kappa_intervals([first])[0] is kept  # used again: now the most recent
+    agreement.kappa_intervals([third])  # the second, least recently used, is dropped
+    key = ((9, 3, 2, 7), 2, 500, agreement.LEVEL, agreement.SEED)
+    assert key not in agreement._REMEMBERED
+    assert len(agreement._REMEMBERED) == 2
+    assert agreement.kappa_intervals([first])[0] is kept
+    assert agreement.kappa_intervals([second])[0] is not None
