@@ -25,6 +25,7 @@ from functools import cached_property, lru_cache
 from typing import Any, cast
 from urllib.parse import urlencode
 
+from django.contrib.auth.models import User
 from django.db import connection
 from django.db.models import Count, F, QuerySet, Sum
 from django.http import QueryDict
@@ -395,12 +396,14 @@ def report(form: TrialFilterForm, dimension_key: str = DEFAULT_DIMENSION) -> Rep
         )
     reviewers = reviewer_agreement(form, links)
     # Every matrix's κ interval, those not remembered computed together (one array
-    # computation, not one per matrix); each Matrix then finds its own remembered.
+    # computation, not one per matrix), handed to each matrix.
     matrices = [
         *(m for result in results for m in (result.overall, *(g.matrix for g in result.groups))),
         *(pair.matrix for pair in reviewers.pairs),
     ]
-    agreement.kappa_intervals([(m.counts, m.replicates) for m in matrices])
+    intervals = agreement.kappa_intervals([(m.counts, m.replicates) for m in matrices])
+    for matrix, interval in zip(matrices, intervals, strict=True):
+        matrix.interval = interval
     return Report(
         comparisons=results,
         dimension=dimension,
@@ -425,6 +428,7 @@ def pair_counts(form: TrialFilterForm) -> list[PairRow]:
     field = form.counted_field
     latest = counted(form).filter(**{f"{field}__in": HUMAN_LABELS}).order_by()
     inner, params = latest.values("trial_id", "reviewer_id", field).query.sql_with_params()
+    users = connection.ops.quote_name(User._meta.db_table)
     sql = f"""
         WITH latest (trial_id, reviewer_id, judgment) AS ({inner}),
         raters AS (
@@ -435,8 +439,8 @@ def pair_counts(form: TrialFilterForm) -> list[PairRow]:
         FROM latest a
         JOIN latest b ON b.trial_id = a.trial_id AND b.reviewer_id > a.reviewer_id
         JOIN raters r ON r.trial_id = a.trial_id
-        JOIN auth_user ua ON ua.id = a.reviewer_id
-        JOIN auth_user ub ON ub.id = b.reviewer_id
+        JOIN {users} ua ON ua.id = a.reviewer_id
+        JOIN {users} ub ON ub.id = b.reviewer_id
         GROUP BY a.reviewer_id, b.reviewer_id, ua.username, ub.username, a.judgment,
             b.judgment, r.m
     """  # noqa: S608 (the inner query is Django's, compiled with its parameters apart)

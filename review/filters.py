@@ -686,9 +686,6 @@ class TrialFilterForm(forms.Form):
     def page(self, queryset: QuerySet[Trial], size: int = PAGE_SIZE) -> Page:
         sort = self.current_sort
         key = SORT_KEYS[sort.lstrip("-")]
-        descending = sort.startswith("-")
-        filtered = self.filter(queryset)
-        queryset = self.ordered(filtered)
         cursor = self._value("after")
         after: tuple[Any, int] | None = None
         if cursor:
@@ -696,14 +693,7 @@ class TrialFilterForm(forms.Form):
                 after = decode_cursor(cursor, sort)
             except CursorError:
                 self.add_error("after", "This page link is out of date; showing the first page.")
-            else:
-                queryset = queryset.filter(_after_row(key.field, *after, descending))
-        walked = (
-            _walk_names(filtered, key.field, descending, after, size + 1)
-            if key.field in BY_NAME
-            else None
-        )
-        rows = walked if walked is not None else list(queryset[: size + 1])
+        rows = _first_rows(self.filter(queryset), sort, after, size + 1)
         next_cursor = None
         if len(rows) > size:
             rows = rows[:size]
@@ -721,20 +711,16 @@ class TrialFilterForm(forms.Form):
         """(previous, next) trial ids around `trial` in this filter, sorted by a name: a walk
         each way from the trial's own place."""
         sort = self.current_sort
-        field = SORT_KEYS[sort.lstrip("-")].field
-        descending = sort.startswith("-")
+        name = sort.lstrip("-")
+        reverse = name if sort.startswith("-") else f"-{name}"
         matching = self.filter(Trial.objects.all())
-        here = (_sort_value(trial, field), trial.pk)
+        here = (_sort_value(trial, SORT_KEYS[name].field), trial.pk)
 
-        def first(walk_descending: bool) -> int | None:
-            rows = _walk_names(matching, field, walk_descending, here, 1)
-            if rows is None:  # too many names to walk: one sorted probe in SQL
-                after = matching.filter(_after_row(field, *here, walk_descending))
-                order = f"-{sort.lstrip('-')}" if walk_descending else sort.lstrip("-")
-                rows = list(_order(after, order)[:1])
+        def first(order: str) -> int | None:
+            rows = _first_rows(matching, order, here, 1)
             return rows[0].pk if rows else None
 
-        return first(not descending), first(descending)
+        return first(reverse), first(sort)
 
     def neighbours(self) -> dict[str, Subquery]:
         """Annotations `previous_id` and `next_id`: the trials either side of the outer row.
@@ -844,6 +830,24 @@ def _order(queryset: QuerySet[Trial], sort: str) -> QuerySet[Trial]:
     if key.field == "id":
         return queryset.order_by(f"{prefix}id")
     return queryset.order_by(f"{prefix}{key.field}", f"{prefix}id")
+
+
+def _first_rows(
+    queryset: QuerySet[Trial], sort: str, after: tuple[Any, int] | None, limit: int
+) -> list[Any]:
+    """The first `limit` rows of `queryset` in `sort` order, strictly after the (value, id)
+    `after` when given: name by name for a sort by a related row's name, else one sorted
+    query from the keyset cursor."""
+    key = SORT_KEYS[sort.lstrip("-")]
+    descending = sort.startswith("-")
+    if key.field in BY_NAME:
+        walked = _walk_names(queryset, key.field, descending, after, limit)
+        if walked is not None:
+            return walked
+    ordered = _order(queryset, sort)
+    if after is not None:
+        ordered = ordered.filter(_after_row(key.field, *after, descending))
+    return list(ordered[:limit])
 
 
 # Sorts by the name of a related row, a trial's task or job: few such rows, many trials each.

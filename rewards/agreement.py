@@ -20,7 +20,6 @@ never a made-up number.
 
 from __future__ import annotations
 
-import functools
 import math
 import threading
 from collections import OrderedDict
@@ -130,13 +129,30 @@ def _kappas(draws: npt.NDArray[np.int64], size: int) -> npt.NDArray[np.float64]:
     return kappas
 
 
-# The intervals of the counts seen lately, by (cells, size, replicates, level, seed): the same
-# counts always give the same interval, so a page seen again computes none.
+# The intervals of the counts seen lately (κ's and compare's delta), by (statistic, cells, …,
+# replicates, level, seed): the same counts always give the same interval, so a page seen
+# again computes none.
 _REMEMBERED: OrderedDict[tuple[Any, ...], Interval | None] = OrderedDict()
 REMEMBER = 4096
 # Held while the remembered intervals are read or changed (a threaded server shares them);
 # never while one is computed.
 _REMEMBERING = threading.Lock()
+
+
+def _recall(keys: Iterable[tuple[Any, ...]]) -> dict[tuple[Any, ...], Interval | None]:
+    """The remembered intervals among `keys` (statistic, cells, …, level, seed)."""
+    with _REMEMBERING:
+        return {key: _REMEMBERED[key] for key in keys if key in _REMEMBERED}
+
+
+def _remember(intervals: dict[tuple[Any, ...], Interval | None]) -> None:
+    """Remember these as the most recently used; the least recently used go past REMEMBER."""
+    with _REMEMBERING:
+        for key, interval in intervals.items():
+            _REMEMBERED[key] = interval
+            _REMEMBERED.move_to_end(key)
+        while len(_REMEMBERED) > REMEMBER:
+            _REMEMBERED.popitem(last=False)
 
 
 def kappa_intervals(
@@ -151,23 +167,18 @@ def kappa_intervals(
     keys = []
     for counts, replicates in tables:
         size = _square(counts)
-        keys.append((tuple(int(c) for row in counts for c in row), size, replicates, level, seed))
-    with _REMEMBERING:
-        found = {key: _REMEMBERED[key] for key in keys if key in _REMEMBERED}
+        cells = tuple(int(c) for row in counts for c in row)
+        keys.append(("kappa", cells, size, replicates, level, seed))
+    found = _recall(keys)
     missing: dict[tuple[int, int], list[tuple[int, ...]]] = {}
     for key in dict.fromkeys(keys):
         if key not in found:
-            missing.setdefault((key[1], key[2]), []).append(key[0])
-    for (size, replicates), cells in missing.items():
-        computed = _kappa_intervals(cells, size, replicates, level, seed)
-        for one, interval in zip(cells, computed, strict=True):
-            found[(one, size, replicates, level, seed)] = interval
-    with _REMEMBERING:
-        for key in keys:
-            _REMEMBERED[key] = found[key]
-            _REMEMBERED.move_to_end(key)
-        while len(_REMEMBERED) > REMEMBER:
-            _REMEMBERED.popitem(last=False)
+            missing.setdefault((key[2], key[3]), []).append(key[1])
+    for (size, replicates), cells_of in missing.items():
+        computed = _kappa_intervals(cells_of, size, replicates, level, seed)
+        for cells, interval in zip(cells_of, computed, strict=True):
+            found[("kappa", cells, size, replicates, level, seed)] = interval
+    _remember(found)
     return [found[key] for key in keys]
 
 
@@ -278,14 +289,15 @@ def delta_interval(
     multinomial over the four cells of the paired table. Deterministic (fixed seed), so
     the answer for the same counts is remembered, like kappa's.
     """
+    key = ("delta", tuple(counts.cells), replicates, level, seed)
+    found = _recall([key])
+    if key not in found:
+        found[key] = _delta_interval(counts.cells, replicates, level, seed)
+    _remember(found)
+    return found[key]
 
-    return _delta_interval(tuple(counts.cells), replicates, level, seed)
 
-
-@functools.lru_cache(maxsize=1024)
-def _delta_interval(
-    cells: tuple[int, ...], replicates: int, level: float, seed: int
-) -> Interval | None:
+def _delta_interval(cells: list[int], replicates: int, level: float, seed: int) -> Interval | None:
     n = sum(cells)
     if n <= 0:
         return None
@@ -297,7 +309,6 @@ def forget_intervals() -> None:
     """Drop the remembered intervals: the next request computes every one (benchmarks)."""
     with _REMEMBERING:
         _REMEMBERED.clear()
-    _delta_interval.cache_clear()
 
 
 @dataclass(frozen=True)

@@ -284,7 +284,7 @@ def test_only_the_most_recently_used_intervals_are_kept(monkeypatch: pytest.Monk
     agreement.kappa_intervals([second])
     assert agreement.kappa_intervals([first])[0] is kept  # used again: now the most recent
     agreement.kappa_intervals([third])  # the second, least recently used, is dropped
-    key = ((9, 3, 2, 7), 2, 500, agreement.LEVEL, agreement.SEED)
+    key = ("kappa", (9, 3, 2, 7), 2, 500, agreement.LEVEL, agreement.SEED)
     assert key not in agreement._REMEMBERED
     assert len(agreement._REMEMBERED) == 2
     assert agreement.kappa_intervals([first])[0] is kept
