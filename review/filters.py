@@ -25,6 +25,7 @@ from django.db.models import Exists, F, OuterRef, Q, QuerySet, Subquery
 from django.db.models.expressions import RawSQL
 from django.db.models.fields.tuple_lookups import Tuple, TupleGreaterThan, TupleLessThan
 from django.forms.utils import flatatt
+from django.forms.widgets import ChoiceWidget
 from django.http import QueryDict
 from django.utils.choices import BaseChoiceIterator
 from django.utils.html import format_html
@@ -775,10 +776,13 @@ for _field in TrialFilterForm.base_fields.values():
 class _FilterFields(dict[str, forms.Field]):
     """The filter's fields, copied for each form as Django does, their choices aside.
 
-    Django deep-copies a form's fields for each instance, the lists of choices included;
-    this form is built several times a page (explorer, trial page, queue) and its choices
-    are fixed when the class is built, so each copy shares them: a field or widget can still
-    be changed on one form alone, and choices are replaced, never changed in place.
+    Django deep-copies a form's fields for each instance, the lists of choices included
+    (a choice widget normalises its copy again); this form is built several times a page
+    (explorer, trial page, queue) and its choices are fixed when the class is built, so each
+    copy shares them: a field or widget can still be changed on one form alone, and choices
+    are replaced, never changed in place. A plain field and widget are copied as their own
+    `__deepcopy__` would (attributes, widget attrs, error messages and validators each the
+    copy's own) without the generic copy machinery: that was most of building the form.
     """
 
     def __deepcopy__(self, memo: dict[int, Any]) -> dict[str, forms.Field]:
@@ -789,7 +793,37 @@ class _FilterFields(dict[str, forms.Field]):
             ):
                 if choices is not None:
                     memo[id(choices)] = choices
-        return {name: copy.deepcopy(field, memo) for name, field in self.items()}
+        return {name: _copy_field(field, memo) for name, field in self.items()}
+
+
+# The copies Django's own fields and widgets make; a class with another copies its own way.
+_PLAIN_FIELD_COPIES = frozenset({forms.Field.__deepcopy__, forms.ChoiceField.__deepcopy__})
+_PLAIN_WIDGET_COPIES = frozenset({forms.Widget.__deepcopy__, ChoiceWidget.__deepcopy__})
+
+
+def _copy_field(field: forms.Field, memo: dict[int, Any]) -> forms.Field:
+    widget = field.widget
+    if (
+        type(field).__deepcopy__ not in _PLAIN_FIELD_COPIES
+        or type(widget).__deepcopy__ not in _PLAIN_WIDGET_COPIES
+    ):
+        return copy.deepcopy(field, memo)
+    widget_copy = _shallow_copy(widget)
+    widget_copy.attrs = widget.attrs.copy()
+    field_copy = _shallow_copy(field)
+    field_copy.widget = widget_copy
+    field_copy.error_messages = field.error_messages.copy()
+    field_copy.validators = field.validators[:]
+    memo[id(field)], memo[id(widget)] = field_copy, widget_copy
+    return field_copy
+
+
+def _shallow_copy[T](obj: T) -> T:
+    """`copy.copy` of an instance with a plain `__dict__` (what it does for a field or a
+    widget), in one step."""
+    new = object.__new__(type(obj))
+    new.__dict__.update(obj.__dict__)
+    return new
 
 
 TrialFilterForm.base_fields = _FilterFields(TrialFilterForm.base_fields)

@@ -5,20 +5,21 @@ Fifty rows of nine cells through the template engine (a tag, a filter or an `{% 
 cell) cost several times the query that fetched them, and so did a dozen scorer rows or a
 trajectory's steps on the trial page; one formatted string per row keeps the pages within
 their budgets (DESIGN §7).
-Names come from artifacts an agent may have written: every value is escaped by Django's
-`escape` (once per distinct text on a page) or by `format_html`, which assembles each row;
-the badges are the same `format_html` helpers the templates use, so nothing here is marked
-safe by hand.
+Names come from artifacts an agent may have written: every value is escaped, by what
+Django's `escape` does (`html.escape`, quotes included; once per distinct text on a page) or
+by `format_html`; the badges are the same `format_html` helpers the templates use. Only a
+whole row, every part of it escaped, is marked safe.
 """
 
 from __future__ import annotations
 
+import html
 from collections.abc import Callable, Iterable
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from django.urls import reverse
-from django.utils.html import escape, format_html
+from django.utils.html import format_html
 from django.utils.safestring import SafeString
 
 from review.templatetags.review_tags import gate_badge, human_badge, score
@@ -57,6 +58,7 @@ _gate = lru_cache(maxsize=64)(gate_badge)
 _human = lru_cache(maxsize=64)(human_badge)
 
 
+@lru_cache(maxsize=64)
 def _flag(css: str, label: str) -> SafeString:
     return format_html(
         '<span class="{}"><span class="glyph" aria-hidden="true">⚑</span> {}</span>', css, label
@@ -73,14 +75,14 @@ def trial_rows(trials: Iterable[dict[str, Any]], query: str) -> SafeString:
     # (escaped once: the id between is an integer).
     before, after = reverse("review:trial-detail", args=[0]).rsplit("0", 1)
     after += f"?{query}" if query else ""
-    before, after = escape(before), escape(after)
+    before, after = _escape(before), _escape(after)
     # Jobs, tasks, agents and models repeat down a page: each text is escaped once.
-    escaped: dict[str, SafeString] = {}
+    escaped: dict[str, str] = {}
 
-    def text(value: str) -> SafeString:
+    def text(value: str) -> str:
         found = escaped.get(value)
         if found is None:
-            found = escaped[value] = escape(value)
+            found = escaped[value] = _escape(value)
         return found
 
     # Every cell is escaped (or markup built by format_html) by `_cells`, so the row is
@@ -88,13 +90,31 @@ def trial_rows(trials: Iterable[dict[str, Any]], query: str) -> SafeString:
     return SafeString("".join(_ROW.format(*_cells(trial, before, after, text)) for trial in trials))
 
 
+def _escape(value: str) -> str:
+    """Django's `escape` (the standard library's, quotes included) as plain text, without its
+    lazy-text check: a page escapes a hundred and more names, and each is put into a row
+    that is marked safe as a whole."""
+    return html.escape(str(value))
+
+
+@lru_cache(maxsize=1024)
+def _reward(value: float | None) -> str:
+    """A reward cell's number: rewards repeat down a page (0, 1 and a few partial ones)."""
+    return _escape(score(value))
+
+
+@lru_cache(maxsize=256)
+def _source(source: str) -> SafeString:
+    return format_html('<span class="sub clip" title="{}">{}</span>', source, source)
+
+
 def _cells(
-    trial: dict[str, Any], before: str, after: str, text: Callable[[str], SafeString]
-) -> tuple[SafeString | str, ...]:
+    trial: dict[str, Any], before: str, after: str, text: Callable[[str], str]
+) -> tuple[str, ...]:
     """A row's cells, each escaped already: texts by `text`, the link from the escaped
     `before` and `after` around the integer id, badges and flags by format_html."""
     name, job = text(trial["name"]), text(trial["job__name"])
-    task_name, source = text(trial["task__name"]), text(trial["task__source"])
+    task_name, source = text(trial["task__name"]), trial["task__source"]
     agent, model = text(trial["agent_name"]), text(trial["model_name"])
     gate, human = trial["gate_disagreement"], trial["human_disagreement"]
     return (
@@ -106,14 +126,12 @@ def _cells(
         job,
         task_name,
         task_name,
-        format_html('<span class="sub clip" title="{}">{}</span>', source, source)
-        if source
-        else _NOTHING,
+        _source(source) if source else _NOTHING,
         agent,
         agent or "—",
         model,
         model or "—",
-        escape(score(trial["reward"])),
+        _reward(trial["reward"]),
         _VALID if trial["is_valid"] else _INVALID,
         _gate(trial["scorer_verdict"], "no scorers"),
         _gate(trial["judge_verdict"], "no judge"),

@@ -3,6 +3,7 @@
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 
 import pytest
 from django.test import Client
@@ -16,11 +17,13 @@ PRODUCTION_ENV = {
 }
 
 
-def _manage(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    skip = {"SECRET_KEY", "DJANGO_DEBUG", "DJANGO_SETTINGS_MODULE"}
-    clean = {k: v for k, v in os.environ.items() if k not in skip}
+def _python(
+    *args: str, env: dict[str, str], unset: Callable[[str], bool]
+) -> subprocess.CompletedProcess[str]:
+    """This Python run in the project's root, the variables `unset` names removed, `env` set."""
+    clean = {k: v for k, v in os.environ.items() if not unset(k)}
     return subprocess.run(
-        [sys.executable, "manage.py", *args],
+        [sys.executable, *args],
         cwd=ROOT,
         env={**clean, **env},
         capture_output=True,
@@ -28,6 +31,11 @@ def _manage(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]
         timeout=120,
         check=False,
     )
+
+
+def _manage(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    skip = {"SECRET_KEY", "DJANGO_DEBUG", "DJANGO_SETTINGS_MODULE"}
+    return _python("manage.py", *args, env=env, unset=skip.__contains__)
 
 
 @pytest.mark.django_db
@@ -98,3 +106,45 @@ def test_makefile_refuses_a_python_older_than_3_12(tmp_path: object) -> None:
     )
     assert result.returncode != 0
     assert "needs Python 3.12 or newer" in result.stdout + result.stderr
+
+
+def _database_options(env: dict[str, str]) -> str:
+    """The default database's OPTIONS as the project's settings build them under `env`."""
+    result = _python(
+        "-c",
+        "import config.settings as s; print(sorted(s.DATABASES['default']['OPTIONS'].items()))",
+        env=env,
+        unset=lambda name: name.startswith("DATABASE"),
+    )
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
+def test_postgresql_binds_parameters_on_the_server_and_keeps_repeated_plans() -> None:
+    url = {"DATABASE_URL": "postgres://someone@db.example.com:5432/trialdesk"}
+    options = _database_options(url)
+    assert "('server_side_binding', True)" in options
+    assert "('prepare_threshold', 2)" in options
+    # Behind a transaction-pooling proxy (PgBouncer) both stay off, as Django leaves them.
+    options = _database_options({**url, "DATABASE_PREPARE": "0"})
+    assert "server_side_binding" not in options
+    assert "prepare_threshold" not in options
+    # SQLite has neither.
+    assert "server_side_binding" not in _database_options({})
+
+
+@pytest.mark.django_db
+def test_a_repeated_query_runs_as_a_prepared_statement_on_postgresql() -> None:
+    from django.db import connection
+
+    from rewards.models import Trial
+
+    if connection.vendor != "postgresql":
+        assert "prepare_threshold" not in connection.settings_dict["OPTIONS"]
+        return
+    for _ in range(3):
+        list(Trial.objects.filter(job_id=1).order_by("-id")[:5])
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT statement FROM pg_prepared_statements")
+        prepared = [row[0] for row in cursor.fetchall()]
+    assert any('FROM "rewards_trial"' in sql and "$1" in sql for sql in prepared), prepared

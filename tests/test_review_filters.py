@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 import pytest
+from django import forms
 from django.http import QueryDict
 
 from review import filters
@@ -396,3 +397,46 @@ def test_a_job_among_the_cached_newest_is_taken_from_them_without_a_query(
     assert not job._state.adding
     assert ("Job", "nightly <7>") in form.active_filters()
     assert set(Trial.objects.filter(job=job)) == {trial}
+
+
+def test_each_form_has_its_own_fields_and_widgets_copied_as_django_copies_them() -> None:
+    import copy
+
+    from review.filters import TrialFilterForm, _copy_field
+
+    one, two = TrialFilterForm({}), TrialFilterForm({})
+    for name, base in TrialFilterForm.base_fields.items():
+        mine, theirs = one.fields[name], two.fields[name]
+        assert mine is not base
+        assert mine is not theirs
+        assert mine.widget is not base.widget
+        assert mine.widget is not theirs.widget
+        assert mine.widget.attrs is not theirs.widget.attrs
+        assert mine.error_messages is not theirs.error_messages
+        assert mine.validators is not theirs.validators
+        # The same state as Django's own deep copy, field and widget alike.
+        django = copy.deepcopy(base)
+        fast = _copy_field(base, {})
+        assert type(fast) is type(django)
+        assert type(fast.widget) is type(django.widget)
+        assert fast.widget.attrs == django.widget.attrs
+        assert fast.error_messages == django.error_messages
+        assert fast.validators == django.validators
+        assert list(getattr(fast, "choices", [])) == list(getattr(django, "choices", []))
+        if name != "job":
+            skip = {"widget", "_choices"}
+            assert {k: v for k, v in vars(fast).items() if k not in skip} == {
+                k: v for k, v in vars(django).items() if k not in skip
+            }
+            assert {k: v for k, v in vars(fast.widget).items() if k != "choices"} == {
+                k: v for k, v in vars(django.widget).items() if k != "choices"
+            }
+    # A change on one form stays there.
+    one.fields["q"].widget.attrs["placeholder"] = "changed"
+    one.fields["task"].required = True
+    assert two.fields["q"].widget.attrs["placeholder"] != "changed"
+    assert TrialFilterForm.base_fields["q"].widget.attrs["placeholder"] != "changed"
+    assert two.fields["task"].required is False
+    # The job field copies itself its own way (a queryset of its own per form).
+    jobs = [cast(forms.ModelChoiceField, form.fields["job"]) for form in (one, two)]  # type: ignore[type-arg]
+    assert jobs[0].queryset is not jobs[1].queryset

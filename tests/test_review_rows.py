@@ -93,3 +93,41 @@ def test_the_header_marks_the_current_sort_and_escapes_its_links() -> None:
     assert "&amp;" in html
     assert re.search(r'<th scope="col">Scorers</th>', html)
     assert html.count('aria-sort="none"') == 3  # trial, task, agent · model
+
+
+def test_the_header_is_built_once_per_sort_filter_and_script_prefix() -> None:
+    from django.http import QueryDict
+    from django.urls import get_script_prefix, set_script_prefix
+
+    from review.rows import header_cells
+    from review.views.explorer import columns_for, header
+
+    first = header("-reward", "agent=a", "/")
+    assert header("-reward", "agent=a", "/") is first
+    assert str(first) == str(header_cells(columns_for("-reward", QueryDict("agent=a"))))
+    assert "agent=b" in str(header("-reward", "agent=b", "/"))
+    assert 'aria-sort="ascending"' in str(header("reward", "agent=a", "/"))
+    before = get_script_prefix()
+    set_script_prefix("/desk/")
+    try:
+        assert 'href="/desk/?' in str(header("-reward", "agent=a", "/desk/"))
+    finally:
+        set_script_prefix(before)
+
+
+def test_the_path_tag_is_the_url_tag_for_a_url_without_arguments() -> None:
+    from django.template import engines
+    from django.urls import get_script_prefix, set_script_prefix
+
+    def render(source: str) -> str:
+        return engines["django"].from_string("{% load review_tags %}" + source).render({})
+
+    for name in ("review:explorer", "review:export-csv", "login", "logout"):
+        assert render(f"{{% path '{name}' %}}") == render(f"{{% url '{name}' %}}")
+    assert render("{% path 'review:queue' as there %}[{{ there }}]") == "[/queue/]"
+    before = get_script_prefix()
+    set_script_prefix("/desk/")
+    try:
+        assert render("{% path 'review:queue' %}") == "/desk/queue/"
+    finally:
+        set_script_prefix(before)

@@ -177,6 +177,13 @@ _NAV: tuple[tuple[str, str, frozenset[str], str], ...] = (
 _CURRENT = SafeString(' aria-current="page"')
 
 
+@register.simple_tag
+def path(name: str) -> str:
+    """`{% url name %}` for a URL without arguments, reversed once per process
+    (`review.http.path_of`): the base page and the explorer link to a dozen of them."""
+    return path_of(name)
+
+
 @register.simple_tag(takes_context=True)
 def main_nav(context: Any) -> SafeString:
     """The links of the main navigation the user may follow, the current page's marked.
