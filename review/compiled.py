@@ -15,11 +15,15 @@ if anything asks for them), so `annotation.reviewer.get_username()` costs no que
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass
+from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.db import connection
 from django.db.models import F, Model, QuerySet
+
+from rewards.remembered import Remembered
 
 _PLACEHOLDER = 0
 
@@ -62,3 +66,67 @@ class ByTrial[M: Model]:
 
 def _name_of(user: str) -> str:
     return f"compiled_{user}_name"
+
+
+# --- a .values() queryset compiled once per key -------------------------------------------
+@dataclass(frozen=True)
+class _Rows:
+    sql: str
+    params: tuple[Any, ...]
+    names: tuple[str, ...]
+    # (position, converters, expression): what the ORM applies to a column's values
+    converters: tuple[tuple[int, tuple[Callable[..., Any], ...], Any], ...]
+
+
+_VALUE_ROWS: Remembered[tuple[Hashable, ...], _Rows] = Remembered(512)
+
+
+def value_rows(key: tuple[Hashable, ...], build: Callable[[], QuerySet[Any]]) -> list[Any]:
+    """The rows of the `.values()` queryset `build()` returns, as the ORM gives them (dicts,
+    values converted); its SQL and parameters compiled by the ORM the first time `key` is seen
+    in this process and run as they are afterwards. `key` must name everything the SQL and
+    its parameters depend on: the same key, the same query."""
+    full_key = (connection.vendor, connection.alias, *key)
+    found = _VALUE_ROWS.recall([full_key]).get(full_key)
+    if found is None:
+        found = _compile_rows(build())
+        _VALUE_ROWS.remember({full_key: found})
+    with connection.cursor() as cursor:
+        cursor.execute(found.sql, found.params)
+        fetched = cursor.fetchall()
+    names = found.names
+    if not found.converters:
+        return [dict(zip(names, row, strict=True)) for row in fetched]
+    rows = []
+    for row in fetched:
+        values = list(row)
+        for position, converters, expression in found.converters:
+            value = values[position]
+            for converter in converters:
+                value = converter(value, expression, connection)
+            values[position] = value
+        rows.append(dict(zip(names, values, strict=True)))
+    return rows
+
+
+def _compile_rows(queryset: QuerySet[Any]) -> _Rows:
+    query = queryset.query
+    compiler = query.get_compiler(connection=connection)
+    sql, params = compiler.as_sql()
+    names = (
+        tuple(query.selected)
+        if query.selected
+        else (*query.extra_select, *query.values_select, *query.annotation_select)
+    )
+    if len(names) != compiler.col_count:
+        raise ValueError("value_rows needs a .values() queryset")
+    fields = [column[0] for column in compiler.select[: compiler.col_count]]
+    converters = tuple(
+        (position, tuple(convs), expression)
+        for position, (convs, expression) in compiler.get_converters(fields).items()
+    )
+    return _Rows(sql, tuple(params), names, converters)
+
+
+def forget_value_rows() -> None:
+    _VALUE_ROWS.forget()

@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import binascii
 import copy
+import hashlib
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -30,9 +31,10 @@ from django.http import QueryDict
 from django.utils.choices import BaseChoiceIterator
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
-from django.utils.timezone import get_current_timezone
+from django.utils.timezone import get_current_timezone, get_current_timezone_name
 
 from review.choices import job_choices, newest_job_name
+from review.compiled import value_rows
 from review.models import Annotation, LatestJudgment
 from review.search import search
 from review.widgets import FastSelect, FastWidgetRenderer
@@ -508,6 +510,22 @@ class TrialFilterForm(forms.Form):
             groups=[(legend, [block(name) for name in names]) for legend, names in self.FIELDSETS],
         )
 
+    @property
+    def sidebar_key(self) -> str | None:
+        """What the sidebar's HTML depends on, as a cache key: the values as given (the page's
+        cursor aside) and the job <select>'s options. None when a field has an error, whose
+        message may depend on the database (a job that does not exist yet)."""
+        if self.errors:
+            return None
+        getlist = getattr(self.data, "getlist", None)
+        given = [
+            (name, tuple(getlist(name) if getlist else [self.data[name]]))
+            for name in sorted(self.data)
+            if name != "after"
+        ]
+        digest = hashlib.blake2b(repr((given, job_choices())).encode(), digest_size=16)
+        return digest.hexdigest()
+
     def field_block(
         self, name: str, css: str = "field", label: str | None = None, errors: bool = True
     ) -> SafeString:
@@ -559,7 +577,8 @@ class TrialFilterForm(forms.Form):
         queryset = cast(TrialQuerySet, queryset)
         value = self._value
         if job := value("job"):
-            queryset = queryset.filter(job=job)
+            # By the key: a model instance costs the lookup a walk over the relation.
+            queryset = queryset.filter(job_id=job.pk)
         for name, field in (
             ("task", "task__name"),
             ("agent", "agent_name"),
@@ -684,7 +703,16 @@ class TrialFilterForm(forms.Form):
     def ordered(self, queryset: QuerySet[Trial]) -> QuerySet[Trial]:
         return _order(queryset, self.current_sort)
 
-    def page(self, queryset: QuerySet[Trial], size: int = PAGE_SIZE) -> Page:
+    def page(
+        self, queryset: QuerySet[Trial], size: int = PAGE_SIZE, *, remember_as: str = ""
+    ) -> Page:
+        """The first `size` rows of `queryset` under this filter, after the page's cursor.
+
+        `remember_as` names a `.values()` queryset that is the same on every call (the
+        explorer's rows): the SQL the ORM writes for each filter is then kept, by the filter
+        and cursor as the URL gives them (`review.compiled.value_rows`), and a page seen
+        again runs it without building and compiling the queryset anew.
+        """
         sort = self.current_sort
         key = SORT_KEYS[sort.lstrip("-")]
         cursor = self._value("after")
@@ -694,13 +722,32 @@ class TrialFilterForm(forms.Form):
                 after = decode_cursor(cursor, sort)
             except CursorError:
                 self.add_error("after", "This page link is out of date; showing the first page.")
-        rows = _first_rows(self.filter(queryset), sort, after, size + 1)
+        if remember_as and self._compiles_alike(key):
+            rows = value_rows(
+                (
+                    remember_as,
+                    self.canonical_query().urlencode(),
+                    cursor,
+                    size,
+                    get_current_timezone_name(),  # the days of `reviewed_by`
+                ),
+                lambda: _first_rows_query(self.filter(queryset), sort, after, size + 1),
+            )
+        else:
+            rows = _first_rows(self.filter(queryset), sort, after, size + 1)
         next_cursor = None
         if len(rows) > size:
             rows = rows[:size]
             last = rows[-1]
             next_cursor = encode_cursor(sort, _sort_value(last, key.field), _sort_value(last, "id"))
         return Page(rows=rows, next_cursor=next_cursor, is_continuation=after is not None)
+
+    def _compiles_alike(self, key: SortKey) -> bool:
+        """Whether the page's SQL and parameters follow from the query string alone: every
+        value valid (a field in error filters nothing, and may stop being in error when the
+        database changes: a job that appears), no search (it looks tasks up first), and one
+        sorted query (a sort by name walks the names the database holds)."""
+        return not self.errors and not self._value("q") and key.field not in BY_NAME
 
     @property
     def sorts_by_name(self) -> bool:
@@ -878,10 +925,18 @@ def _first_rows(
         walked = _walk_names(queryset, key.field, descending, after, limit)
         if walked is not None:
             return walked
+    return list(_first_rows_query(queryset, sort, after, limit))
+
+
+def _first_rows_query(
+    queryset: QuerySet[Trial], sort: str, after: tuple[Any, int] | None, limit: int
+) -> QuerySet[Trial]:
+    """`queryset` in `sort` order from the (value, id) `after` on, `limit` rows: one query."""
+    key = SORT_KEYS[sort.lstrip("-")]
     ordered = _order(queryset, sort)
     if after is not None:
-        ordered = ordered.filter(_after_row(key.field, *after, descending))
-    return list(ordered[:limit])
+        ordered = ordered.filter(_after_row(key.field, *after, sort.startswith("-")))
+    return ordered[:limit]
 
 
 # Sorts by the name of a related row, a trial's task or job: few such rows, many trials each.

@@ -21,14 +21,14 @@ never a made-up number.
 from __future__ import annotations
 
 import math
-import threading
-from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+
+from rewards.remembered import Remembered
 
 Matrix = Sequence[Sequence[float]]
 
@@ -132,27 +132,16 @@ def _kappas(draws: npt.NDArray[np.int64], size: int) -> npt.NDArray[np.float64]:
 # The intervals of the counts seen lately (κ's and compare's delta), by (statistic, cells, …,
 # replicates, level, seed): the same counts always give the same interval, so a page seen
 # again computes none.
-_REMEMBERED: OrderedDict[tuple[Any, ...], Interval | None] = OrderedDict()
-REMEMBER = 4096
-# Held while the remembered intervals are read or changed (a threaded server shares them);
-# never while one is computed.
-_REMEMBERING = threading.Lock()
+_REMEMBERED: Remembered[tuple[Any, ...], Interval | None] = Remembered(4096)
 
 
 def _recall(keys: Iterable[tuple[Any, ...]]) -> dict[tuple[Any, ...], Interval | None]:
     """The remembered intervals among `keys` (statistic, cells, …, level, seed)."""
-    with _REMEMBERING:
-        return {key: _REMEMBERED[key] for key in keys if key in _REMEMBERED}
+    return _REMEMBERED.recall(keys)
 
 
 def _remember(intervals: dict[tuple[Any, ...], Interval | None]) -> None:
-    """Remember these as the most recently used; the least recently used go past REMEMBER."""
-    with _REMEMBERING:
-        for key, interval in intervals.items():
-            _REMEMBERED[key] = interval
-            _REMEMBERED.move_to_end(key)
-        while len(_REMEMBERED) > REMEMBER:
-            _REMEMBERED.popitem(last=False)
+    _REMEMBERED.remember(intervals)
 
 
 def kappa_intervals(
@@ -307,8 +296,7 @@ def _delta_interval(cells: list[int], replicates: int, level: float, seed: int) 
 
 def forget_intervals() -> None:
     """Drop the remembered intervals: the next request computes every one (benchmarks)."""
-    with _REMEMBERING:
-        _REMEMBERED.clear()
+    _REMEMBERED.forget()
 
 
 @dataclass(frozen=True)

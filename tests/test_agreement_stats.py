@@ -273,7 +273,7 @@ def test_delta_interval_is_remembered_and_the_same_when_computed_afresh() -> Non
 
 
 def test_only_the_most_recently_used_intervals_are_kept(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(agreement, "REMEMBER", 2)
+    monkeypatch.setattr(agreement._REMEMBERED, "size", 2)
     agreement.forget_intervals()
     first, second, third = (
         ([[20, 5], [10, 15]], 500),
@@ -289,3 +289,18 @@ def test_only_the_most_recently_used_intervals_are_kept(monkeypatch: pytest.Monk
     assert len(agreement._REMEMBERED) == 2
     assert agreement.kappa_intervals([first])[0] is kept
     assert agreement.kappa_intervals([second])[0] is not None
+
+
+def test_remembered_values_keep_the_most_recently_stored_and_can_be_forgotten() -> None:
+    from rewards.remembered import Remembered
+
+    kept: Remembered[str, int | None] = Remembered(2)
+    kept.remember({"a": 1, "b": None})
+    assert kept.recall(["a", "b", "c"]) == {"a": 1, "b": None}  # None is a value too
+    kept.remember({"a": 1})  # stored again: now the most recent
+    kept.remember({"c": 3})  # "b", the least recent, goes
+    assert kept.recall(["a", "b", "c"]) == {"a": 1, "c": 3}
+    assert "b" not in kept
+    assert len(kept) == 2
+    kept.forget()
+    assert kept.recall(["a", "c"]) == {}

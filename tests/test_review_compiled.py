@@ -12,7 +12,7 @@ from review.adjudication import _ADJUDICATIONS, adjudicate
 from review.compiled import ByTrial
 from review.models import Annotation, add_annotation
 from review.views.trial import _ANNOTATIONS, _ERROR_TAGS, _RESULTS, _SCORERS, _VERDICTS
-from rewards.models import ErrorTag, EvaluationResult, JudgeVerdict, ScorerResult, Trial
+from rewards.models import ErrorTag, EvaluationResult, Job, JudgeVerdict, ScorerResult, Trial
 from rewards.schemas import ErrorTag as ErrorTagRecord
 from tests import review_factories as f
 
@@ -115,3 +115,125 @@ def test_annotations_and_adjudications_come_with_their_authors_in_one_query_each
     # The user's other fields were not read with it: asking for one reads it, rightly.
     with django_assert_num_queries(1):
         assert made.adjudicator.email == "ada@example.org"
+
+
+# --- the explorer's rows, their SQL kept per filter (review.compiled.value_rows) -----------
+def _explorer_page(query: str) -> tuple[list[Any], list[Any]]:
+    """The explorer's rows for `query` with the SQL kept, and as the ORM builds them anew."""
+    from django.http import QueryDict
+
+    from review.filters import TrialFilterForm
+    from review.views.explorer import ROWS
+
+    kept = TrialFilterForm(QueryDict(query)).page(ROWS.all(), size=3, remember_as="explorer")
+    fresh = TrialFilterForm(QueryDict(query)).page(ROWS.all(), size=3)
+    return kept.rows, fresh.rows
+
+
+def test_a_filters_sql_kept_gives_the_rows_the_orm_gives() -> None:
+    from review.compiled import forget_value_rows
+
+    forget_value_rows()
+    trials = [
+        f.make_trial(
+            job="j-a" if i % 2 else "j-b",
+            reward=i / 10,
+            scorers=[f.scorer(verdict="FAIL" if i % 3 else "PASS")],
+            judges=[f.judge("PASS" if i % 2 else "FAIL")],
+            task_source="" if i % 4 else "electrical",
+            output_parseable=bool(i % 5),
+        )
+        for i in range(9)
+    ]
+    add_annotation(trial_id=trials[2].pk, reviewer=f.make_user("rita", "reviewer"), judgment="fail")
+    job = trials[1].job_id
+    queries = [
+        "",
+        f"job={job}",
+        f"job={job}&sort=reward",
+        "reward_min=0.2&reward_max=0.7&sort=-reward",
+        "validity=invalid",
+        "disagreement=gate",
+        "human_judgment=unreviewed",
+        "judged=rita:fail",
+        "reviewed_by=2100-01-01",
+        "source=(none)&outcome=pass",
+        "sort=agent",
+    ]
+    for query in queries:
+        for _ in range(2):  # compiled, then kept
+            kept, fresh = _explorer_page(query)
+            assert kept == fresh, query
+    # Every value typed as the ORM types it (SQLite's 0/1 become booleans).
+    assert {type(row["is_valid"]) for row in _explorer_page("")[0]} == {bool}
+    # Page two, after the cursor of page one, with the kept SQL.
+    from django.http import QueryDict
+
+    from review.filters import TrialFilterForm
+    from review.views.explorer import ROWS
+
+    first = TrialFilterForm(QueryDict("sort=reward")).page(ROWS.all(), 3, remember_as="explorer")
+    assert first.next_cursor
+    second_query = f"sort=reward&after={first.next_cursor}"
+    kept, fresh = _explorer_page(second_query)
+    assert kept == fresh
+    assert [r["id"] for r in kept] != [r["id"] for r in first.rows]
+
+
+def test_kept_sql_is_run_afresh_each_time_and_compiled_once(
+    monkeypatch: pytest.MonkeyPatch, django_assert_num_queries: Callable[..., Any]
+) -> None:
+    from review import compiled
+
+    compiled.forget_value_rows()
+    f.make_trials(2, job="j-kept")
+    compiles: list[Any] = []
+    real = compiled._compile_rows
+
+    def counted(queryset: Any) -> Any:
+        compiles.append(queryset)
+        return real(queryset)
+
+    monkeypatch.setattr(compiled, "_compile_rows", counted)
+    job = Trial.objects.values_list("job_id", flat=True).first()
+    assert len(_explorer_page(f"job={job}")[0]) == 2
+    f.make_trials(1, job="j-kept")  # new rows: the kept SQL finds them
+    with django_assert_num_queries(1):
+        from django.http import QueryDict
+
+        from review.filters import TrialFilterForm
+        from review.views.explorer import ROWS
+
+        form = TrialFilterForm(QueryDict(f"job={job}"))
+        assert form.is_valid()  # the job (cached among the newest) costs no query
+        rows = form.page(ROWS.all(), size=3, remember_as="explorer").rows
+    assert len(rows) == 3
+    assert len(compiles) == 1
+
+
+def test_a_form_in_error_a_search_or_a_name_sort_is_never_kept() -> None:
+    from review import compiled
+
+    compiled.forget_value_rows()
+    f.make_trials(2, job="j-late-a")
+    missing = max(Job.objects.values_list("id", flat=True)) + 1000
+    # A job not there yet: the field is in error and filters nothing...
+    kept, fresh = _explorer_page(f"job={missing}")
+    assert kept == fresh
+    assert len(kept) == 2
+    for query in ("q=j-late", "sort=task", "sort=-job", "after=garbage"):
+        assert _explorer_page(query)[0] == _explorer_page(query)[1]
+    assert len(compiled._VALUE_ROWS) == 0
+    # ...and once it exists, the same URL filters by it: nothing was kept from before.
+    Job.objects.create(pk=missing, name="j-late-b")
+    created = f.make_trial(job="j-late-b")
+    assert created.job_id == missing
+    assert [row["id"] for row in _explorer_page(f"job={missing}")[0]] == [created.pk]
+
+
+def test_value_rows_wants_a_values_queryset() -> None:
+    from review.compiled import value_rows
+
+    f.make_trial()
+    with pytest.raises(ValueError, match="values"):
+        value_rows(("models",), lambda: Trial.objects.only("id", "name"))

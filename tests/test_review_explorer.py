@@ -269,3 +269,37 @@ def test_staff_are_offered_every_page(client: Client) -> None:
     nav = client.get("/").content.decode().split('<nav class="mainnav"', 1)[1].split("</nav>")[0]
     for label in ("Queue", "Adjudication", "Scenarios", "Admin"):
         assert f">{label}</a>" in nav, label
+
+
+def test_the_sidebar_kept_per_filter_and_jobs_shows_each_pages_values_and_errors(
+    client: Client,
+) -> None:
+    from django.core.cache import cache
+
+    from review.choices import forget_job_choices
+
+    cache.clear()
+    f.login(client, "rita", "reviewer")
+    f.make_trial(job="nightly-1")
+    first = client.get("/?task=alpha").content.decode()
+    again = client.get("/?task=alpha").content.decode()
+    other = client.get("/?task=beta").content.decode()
+    assert 'name="task" value="alpha"' in first
+    assert 'name="task" value="alpha"' in again
+    assert 'name="task" value="beta"' in other
+    assert 'value="alpha"' not in other
+    # A job written since: once the list of jobs is read again (its cache expires), the
+    # select offers it (the jobs are part of the sidebar's key).
+    assert ">nightly-2<" not in again
+    f.make_trial(job="nightly-2")
+    forget_job_choices()
+    assert ">nightly-2<" in client.get("/?task=alpha").content.decode()
+    # A value in error is reported on every view, with the value as given.
+    for _ in range(2):
+        html = client.get("/?reward_min=abc").content.decode()
+        assert 'value="abc"' in html
+        assert "Enter a number." in html
+    # The page's cursor does not change the sidebar, and hostile values stay escaped.
+    html = client.get("/?task=%3Cscript%3E").content.decode()
+    assert "<script>" not in html.split('id="filter-form"')[1].split("</form>")[0]
+    assert "&lt;script&gt;" in html
