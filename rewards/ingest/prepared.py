@@ -1,11 +1,13 @@
 """A bundle turned into the rows it stores, ready to insert without the ORM.
 
-`prepare` is the one mapping from a `TrialBundle` to rows: it builds the trial and its
-children through the models' own constructors (`Trial.apply_summary`, `from_record`), then
-keeps their column values as plain data. It runs wherever the bundle was read, a reader
-process included, so the process holding the database connection only looks up, inserts
-and links: the costly part (validation, digest, summary, JSON text) is spread over the
-cores. A `PreparedTrial` pickles as strings and numbers, not as a tree of pydantic models.
+`prepare` is the one mapping from a `TrialBundle` to rows: the trial's and its children's
+column values come from the models' own mappings (`unsaved_values` for the defaults,
+`Trial.summary_values`, each child model's `values_of`, which `from_record` builds its
+instances from too), kept as plain data without building an instance. It runs wherever
+the bundle was read, a reader process included, so the process holding the database
+connection only looks up, inserts and links: the costly part (validation, digest,
+summary, JSON text) is spread over the cores. A `PreparedTrial` pickles as strings and
+numbers, not as a tree of pydantic models.
 
 `RowInserter` inserts prepared rows: `COPY` on PostgreSQL, one `executemany` per table
 elsewhere. Values were adapted when prepared, by each model field (`get_db_prep_save`
@@ -31,10 +33,9 @@ from rewards.models import (
     EvaluationResult,
     JudgeVerdict,
     ScorerResult,
-    Task,
     Trial,
     TrialDetail,
-    unsaved,
+    unsaved_values,
 )
 from rewards.schemas import JobRecord, TaskRecord, TrialBundle
 
@@ -105,11 +106,10 @@ def stamp_fields(model: type[models.Model]) -> tuple[models.Field[Any, Any], ...
     return tuple(f for f in columns_of(model) if _stamped(f))
 
 
-def _values(instance: models.Model) -> list[Any]:
+def _values(model: type[models.Model], values: dict[str, Any]) -> list[Any]:
     """The row's values in `_plan` order, adapted for the database."""
-    values = instance.__dict__
     row = []
-    for attname, kind, f in _plan(type(instance)):
+    for attname, kind, f in _plan(model):
         value = values[attname]
         if kind == _AS_IS:
             pass
@@ -212,15 +212,15 @@ def _copy_plan(model: type[models.Model]) -> tuple[tuple[str, Any], ...]:
     return tuple(plan)
 
 
-def _row(instance: models.Model) -> Row:
-    """The instance's row: COPY text on PostgreSQL, a tuple of adapted values elsewhere."""
+def _row(model: type[models.Model], values: dict[str, Any]) -> Row:
+    """A row of `model` from its column values by attname (`unsaved_values`): COPY text on
+    PostgreSQL, a tuple of adapted values elsewhere."""
     if connection.vendor != "postgresql":
-        return tuple(_values(instance))
-    values = instance.__dict__
+        return tuple(_values(model, values))
     return "\t".join(
         [
             r"\N" if (value := values[attname]) is None else write(value)
-            for attname, write in _copy_plan(type(instance))
+            for attname, write in _copy_plan(model)
         ]
     ).encode()
 
@@ -273,19 +273,46 @@ class PreparedTrial:
         return self.bundle
 
 
-def prepare(bundle: TrialBundle, digest: str, *, fingerprint: str = "") -> PreparedTrial:
-    """The rows `bundle` stores (the bundle and digest as `BundleWriter._checked` gives them)."""
-    from rewards.ingest.writer import child_rows, summary_of, trial_columns_of
+def prepare(
+    bundle: TrialBundle,
+    digest: str,
+    *,
+    fingerprint: str = "",
+    trajectory_json: bytes | None = None,
+) -> PreparedTrial:
+    """The rows `bundle` stores (the bundle and digest as `BundleWriter._checked` gives them).
 
-    now = timezone.now()  # unsaved children's own times (a result's `evaluated_at`…)
+    `trajectory_json`: the trajectory as the digest wrote it (`writer.checked_content`), its
+    keys sorted. PostgreSQL's jsonb keeps no key order, so it stores the same value from
+    these bytes without the trajectory being written again; elsewhere the JSON text is
+    kept as it is stored, in the order the keys were read.
+    """
+    from rewards.ingest.writer import child_values, summary_of, trial_columns_of
+
+    now = timezone.now()  # the children's own times (a result's `evaluated_at`…)
     record = bundle.trial
-    trial = unsaved(Trial, name=record.name, uid=record.uid, **trial_columns_of(bundle))
-    # Only the pass threshold is read, for the human side, which a new trial does not have.
-    trial.task = unsaved(Task, pass_threshold=bundle.task.pass_threshold)
-    trial.apply_summary(summary_of(bundle, bundle.current_result))
+    # The rows as `unsaved` instances would hold them, built without the instances.
+    trial = unsaved_values(Trial, name=record.name, uid=record.uid, **trial_columns_of(bundle))
+    # The human side is a new trial's default; only the task's pass threshold is read.
+    trial.update(
+        Trial.summary_values(
+            summary_of(bundle, bundle.current_result),
+            trial["human_judgment"],
+            bundle.task.pass_threshold,
+        )
+    )
+    trial["content_digest"], trial["source_fingerprint"] = digest, fingerprint
+    child_columns = child_values(bundle, now)
+    if (
+        trajectory_json is not None
+        and record.trajectory is not None  # SQL NULL, not JSON null
+        and connection.vendor == "postgresql"
+    ):
+        # orjson writes a Fragment's bytes as they are (`json_text`).
+        child_columns[TrialDetail][0]["trajectory"] = orjson.Fragment(trajectory_json)
     children = {
-        model._meta.label: [_row(row) for row in rows]
-        for model, rows in child_rows(bundle, trial, now).items()
+        model._meta.label: [_row(model, unsaved_values(model, **values)) for values in rows]
+        for model, rows in child_columns.items()
     }
     problems = record.ingest_problems
     first = ""
@@ -293,7 +320,6 @@ def prepare(bundle: TrialBundle, digest: str, *, fingerprint: str = "") -> Prepa
         where = f"{problems[0].file} {problems[0].field}".strip()
         more = len(problems) - 1
         first = f"{where}: {problems[0].message}" + (f" (and {more} more)" if more else "")
-    trial.content_digest, trial.source_fingerprint = digest, fingerprint
     return PreparedTrial(
         job=bundle.job,
         task=bundle.task,
@@ -301,7 +327,7 @@ def prepare(bundle: TrialBundle, digest: str, *, fingerprint: str = "") -> Prepa
         name=record.name,
         digest=digest,
         fingerprint=fingerprint,
-        trial=_row(trial),
+        trial=_row(Trial, trial),
         children=children,
         problems=len(problems),
         first_problem=first,

@@ -127,18 +127,30 @@ _PLAIN_JSON_ONLY = (
 
 
 def _canonical(bundle: TrialBundle) -> bytes:
+    return _canonical_parts(bundle)[0]
+
+
+def _canonical_parts(bundle: TrialBundle) -> tuple[bytes, bytes | None]:
+    """The canonical JSON, and the trajectory's part of it when it was written on its own
+    (plain JSON data, keys sorted; None otherwise). The trajectory is written first and
+    set in as an `orjson.Fragment`, which orjson copies verbatim: the same bytes as writing
+    it in place, and the stored row can take them instead of writing the trajectory again.
+    """
     data = bundle.model_dump(mode="json", exclude=_DIGEST_EXCLUDE_AS_READ)
-    for name in _AS_READ:
-        data["trial"][name] = getattr(bundle.trial, name)
+    trial = bundle.trial
     try:
-        return orjson.dumps(data, option=_PLAIN_JSON_ONLY)
+        trajectory = orjson.dumps(trial.trajectory, option=_PLAIN_JSON_ONLY)
+        data["trial"].update(
+            trajectory=orjson.Fragment(trajectory), config=trial.config, ctrf=trial.ctrf
+        )
+        return orjson.dumps(data, option=_PLAIN_JSON_ONLY), trajectory
     except TypeError:
         pass
     data = _content(bundle)
     try:
-        return orjson.dumps(data, option=orjson.OPT_SORT_KEYS)
+        return orjson.dumps(data, option=orjson.OPT_SORT_KEYS), None
     except TypeError:  # an integer beyond 64 bits
-        return _canonical_stdlib(data).encode()
+        return _canonical_stdlib(data).encode(), None
 
 
 def _canonical_stdlib(data: Any) -> str:
@@ -160,21 +172,29 @@ def _replace_nul(value: Any) -> Any:
 
 
 def checked_digest(bundle: TrialBundle) -> tuple[TrialBundle, str]:
-    """The bundle with NUL characters shown as ␀, and its content digest.
+    """The bundle with NUL characters shown as ␀, and its content digest (`checked_content`)."""
+    checked, digest, _ = checked_content(bundle)
+    return checked, digest
+
+
+def checked_content(bundle: TrialBundle) -> tuple[TrialBundle, str, bytes | None]:
+    """The bundle with NUL characters shown as ␀, its content digest, and the trajectory's
+    JSON as the digest wrote it (keys sorted; None when it was not written on its own).
 
     PostgreSQL refuses NUL in text and in jsonb. Agent output may hold NUL bytes; refusing
     the trial would lose it, and dropping the character would hide what the agent wrote.
     The same on every database, so SQLite and PostgreSQL store the same text.
 
-    One serialisation serves both: the digest's canonical JSON escapes a NUL as `\\u0000`,
-    so it shows whether the trial's own content holds one; what the digest leaves out
-    (annotations, the job) is looked at on its own, the job once per record.
+    One serialisation serves all three: the digest's canonical JSON escapes a NUL as
+    `\\u0000`, so it shows whether the trial's own content holds one (what the digest leaves
+    out, annotations and the job, is looked at on its own, the job once per record); and
+    the trajectory's part of it is what a jsonb column stores (`prepared.prepare`).
     """
-    payload = _canonical(bundle)
+    payload, trajectory = _canonical_parts(bundle)
     if b"\\u0000" in payload or _nul_outside_digest(bundle):
         bundle = TrialBundle.model_validate(_replace_nul(bundle.model_dump()))
-        payload = _canonical(bundle)
-    return bundle, hashlib.sha256(payload).hexdigest()
+        payload, trajectory = _canonical_parts(bundle)
+    return bundle, hashlib.sha256(payload).hexdigest(), trajectory
 
 
 # Jobs already looked at, by identity: every trial of a Harbor job shares one record, whose
@@ -272,8 +292,8 @@ class BundleWriter:
     def prepared(bundle: TrialBundle, *, fingerprint: str = "") -> PreparedTrial | WriteOutcome:
         """A bundle's rows (`prepared.prepare`), or the outcome that says why it has none."""
         try:
-            checked, digest = BundleWriter._checked(bundle)
-            return prepare(checked, digest, fingerprint=fingerprint)
+            checked, digest, trajectory = BundleWriter._checked_content(bundle)
+            return prepare(checked, digest, fingerprint=fingerprint, trajectory_json=trajectory)
         except _WRITE_ERRORS as exc:
             reason = _db_reason(exc)
         except Exception as exc:  # a bug must not lose the other trials
@@ -311,10 +331,16 @@ class BundleWriter:
     @staticmethod
     def _checked(bundle: TrialBundle) -> tuple[TrialBundle, str]:
         """The bundle as stored (results checked, NUL characters replaced) and its digest."""
+        checked, digest, _ = BundleWriter._checked_content(bundle)
+        return checked, digest
+
+    @staticmethod
+    def _checked_content(bundle: TrialBundle) -> tuple[TrialBundle, str, bytes | None]:
+        """`_checked`, with the trajectory's JSON as the digest wrote it (`checked_content`)."""
         results = [r.checked() for r in bundle.results]
         if results != bundle.results:
             bundle = bundle.model_copy(update={"results": results})
-        return checked_digest(bundle)
+        return checked_content(bundle)
 
     def _forget_cached_rows(self) -> None:
         # Rows created inside a rolled-back transaction no longer exist.
@@ -622,21 +648,33 @@ def trial_columns_of(bundle: TrialBundle) -> dict[str, Any]:
     }
 
 
+def child_values(
+    bundle: TrialBundle, now: datetime
+) -> dict[type[models.Model], list[dict[str, Any]]]:
+    """Every row a bundle stores beside its trial, by model, in insertion order: the columns
+    the bundle gives it, by attname (the others take their defaults; the link to the trial
+    aside)."""
+    return {
+        TrialDetail: [column_values(bundle.trial, TrialDetail)],
+        EvaluationResult: [EvaluationResult.values_of(r, now) for r in bundle.results],
+        ScorerResult: [ScorerResult.values_of(i, s) for i, s in enumerate(bundle.scorers)],
+        JudgeVerdict: [JudgeVerdict.values_of(v) for v in bundle.judge_verdicts],
+        ErrorTag: [ErrorTag.values_of(t) for t in bundle.error_tags],
+    }
+
+
 def child_rows(
     bundle: TrialBundle, trial: Trial, now: datetime
 ) -> dict[type[models.Model], list[models.Model]]:
     """Every row a bundle stores beside its trial, unsaved, by model, in insertion order.
 
-    The writer and `seed_demo`'s fast loader both build rows here, so they store the same.
+    The writer (`child_values`, the same rows without instances) and `seed_demo`'s fast
+    loader both build rows from one mapping, so they store the same.
     """
-    rows: dict[type[models.Model], list[models.Model]] = {
-        TrialDetail: [unsaved(TrialDetail, trial=trial, **column_values(bundle.trial, TrialDetail))]
+    return {
+        model: [unsaved(model, trial=trial, **values) for values in rows]
+        for model, rows in child_values(bundle, now).items()
     }
-    rows[EvaluationResult] = [EvaluationResult.from_record(trial, r, now) for r in bundle.results]
-    rows[ScorerResult] = list(_scorer_rows(trial, bundle))
-    rows[JudgeVerdict] = list(_verdict_rows(trial, bundle))
-    rows[ErrorTag] = list(_tag_rows(trial, bundle))
-    return rows
 
 
 def _scorer_rows(trial: Trial, bundle: TrialBundle) -> list[ScorerResult]:
