@@ -381,15 +381,17 @@ class RowInserter:
             if self.copy:
                 sql = f"COPY {table} ({cols}) FROM STDIN"
                 head = "".join(f"{copy_value(v)}\t" for v in moment).encode()
+                # One format a line: the link ids, the insert's moment, the prepared row.
+                line = b"%d\t" * len(links) + head.replace(b"%", b"%%") + b"%b\n"
+                data = b"".join(
+                    [
+                        line % (*link, cast(bytes, row))
+                        for link, row in zip(linked, rows, strict=True)
+                    ]
+                )
                 # psycopg's errors raised as Django's (IntegrityError…), as for an execute.
                 with connection.wrap_database_errors, cursor.copy(sql) as copy:
-                    copy.write(
-                        b"".join(
-                            b"%b%b%b\n"
-                            % (b"".join(b"%d\t" % v for v in link), head, cast(bytes, row))
-                            for link, row in zip(linked, rows, strict=True)
-                        )
-                    )
+                    copy.write(data)
                 return
             params = [(*link, *moment, *row) for link, row in zip(linked, rows, strict=True)]
             marks = ", ".join(["%s"] * len(names))
