@@ -273,20 +273,8 @@ class PreparedTrial:
         return self.bundle
 
 
-def prepare(
-    bundle: TrialBundle,
-    digest: str,
-    *,
-    fingerprint: str = "",
-    trajectory_json: bytes | None = None,
-) -> PreparedTrial:
-    """The rows `bundle` stores (the bundle and digest as `BundleWriter._checked` gives them).
-
-    `trajectory_json`: the trajectory as the digest wrote it (`writer.checked_content`), its
-    keys sorted. PostgreSQL's jsonb keeps no key order, so it stores the same value from
-    these bytes without the trajectory being written again; elsewhere the JSON text is
-    kept as it is stored, in the order the keys were read.
-    """
+def prepare(bundle: TrialBundle, digest: str, *, fingerprint: str = "") -> PreparedTrial:
+    """The rows `bundle` stores (the bundle and digest as `BundleWriter._checked` gives them)."""
     from rewards.ingest.writer import child_values, summary_of, trial_columns_of
 
     now = timezone.now()  # the children's own times (a result's `evaluated_at`…)
@@ -302,17 +290,9 @@ def prepare(
         )
     )
     trial["content_digest"], trial["source_fingerprint"] = digest, fingerprint
-    child_columns = child_values(bundle, now)
-    if (
-        trajectory_json is not None
-        and record.trajectory is not None  # SQL NULL, not JSON null
-        and connection.vendor == "postgresql"
-    ):
-        # orjson writes a Fragment's bytes as they are (`json_text`).
-        child_columns[TrialDetail][0]["trajectory"] = orjson.Fragment(trajectory_json)
     children = {
         model._meta.label: [_row(model, unsaved_values(model, **values)) for values in rows]
-        for model, rows in child_columns.items()
+        for model, rows in child_values(bundle, now).items()
     }
     problems = record.ingest_problems
     first = ""

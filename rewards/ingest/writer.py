@@ -127,30 +127,18 @@ _PLAIN_JSON_ONLY = (
 
 
 def _canonical(bundle: TrialBundle) -> bytes:
-    return _canonical_parts(bundle)[0]
-
-
-def _canonical_parts(bundle: TrialBundle) -> tuple[bytes, bytes | None]:
-    """The canonical JSON, and the trajectory's part of it when it was written on its own
-    (plain JSON data, keys sorted; None otherwise). The trajectory is written first and
-    set in as an `orjson.Fragment`, which orjson copies verbatim: the same bytes as writing
-    it in place, and the stored row can take them instead of writing the trajectory again.
-    """
     data = bundle.model_dump(mode="json", exclude=_DIGEST_EXCLUDE_AS_READ)
-    trial = bundle.trial
+    for name in _AS_READ:
+        data["trial"][name] = getattr(bundle.trial, name)
     try:
-        trajectory = orjson.dumps(trial.trajectory, option=_PLAIN_JSON_ONLY)
-        data["trial"].update(
-            trajectory=orjson.Fragment(trajectory), config=trial.config, ctrf=trial.ctrf
-        )
-        return orjson.dumps(data, option=_PLAIN_JSON_ONLY), trajectory
+        return orjson.dumps(data, option=_PLAIN_JSON_ONLY)
     except TypeError:
         pass
     data = _content(bundle)
     try:
-        return orjson.dumps(data, option=orjson.OPT_SORT_KEYS), None
+        return orjson.dumps(data, option=orjson.OPT_SORT_KEYS)
     except TypeError:  # an integer beyond 64 bits
-        return _canonical_stdlib(data).encode(), None
+        return _canonical_stdlib(data).encode()
 
 
 def _canonical_stdlib(data: Any) -> str:
@@ -172,29 +160,21 @@ def _replace_nul(value: Any) -> Any:
 
 
 def checked_digest(bundle: TrialBundle) -> tuple[TrialBundle, str]:
-    """The bundle with NUL characters shown as ␀, and its content digest (`checked_content`)."""
-    checked, digest, _ = checked_content(bundle)
-    return checked, digest
-
-
-def checked_content(bundle: TrialBundle) -> tuple[TrialBundle, str, bytes | None]:
-    """The bundle with NUL characters shown as ␀, its content digest, and the trajectory's
-    JSON as the digest wrote it (keys sorted; None when it was not written on its own).
+    """The bundle with NUL characters shown as ␀, and its content digest.
 
     PostgreSQL refuses NUL in text and in jsonb. Agent output may hold NUL bytes; refusing
     the trial would lose it, and dropping the character would hide what the agent wrote.
     The same on every database, so SQLite and PostgreSQL store the same text.
 
-    One serialisation serves all three: the digest's canonical JSON escapes a NUL as
-    `\\u0000`, so it shows whether the trial's own content holds one (what the digest leaves
-    out, annotations and the job, is looked at on its own, the job once per record); and
-    the trajectory's part of it is what a jsonb column stores (`prepared.prepare`).
+    One serialisation serves both: the digest's canonical JSON escapes a NUL as `\\u0000`,
+    so it shows whether the trial's own content holds one; what the digest leaves out
+    (annotations, the job) is looked at on its own, the job once per record.
     """
-    payload, trajectory = _canonical_parts(bundle)
+    payload = _canonical(bundle)
     if b"\\u0000" in payload or _nul_outside_digest(bundle):
         bundle = TrialBundle.model_validate(_replace_nul(bundle.model_dump()))
-        payload, trajectory = _canonical_parts(bundle)
-    return bundle, hashlib.sha256(payload).hexdigest(), trajectory
+        payload = _canonical(bundle)
+    return bundle, hashlib.sha256(payload).hexdigest()
 
 
 # Jobs already looked at, by identity: every trial of a Harbor job shares one record, whose
@@ -292,8 +272,8 @@ class BundleWriter:
     def prepared(bundle: TrialBundle, *, fingerprint: str = "") -> PreparedTrial | WriteOutcome:
         """A bundle's rows (`prepared.prepare`), or the outcome that says why it has none."""
         try:
-            checked, digest, trajectory = BundleWriter._checked_content(bundle)
-            return prepare(checked, digest, fingerprint=fingerprint, trajectory_json=trajectory)
+            checked, digest = BundleWriter._checked(bundle)
+            return prepare(checked, digest, fingerprint=fingerprint)
         except _WRITE_ERRORS as exc:
             reason = _db_reason(exc)
         except Exception as exc:  # a bug must not lose the other trials
@@ -331,16 +311,10 @@ class BundleWriter:
     @staticmethod
     def _checked(bundle: TrialBundle) -> tuple[TrialBundle, str]:
         """The bundle as stored (results checked, NUL characters replaced) and its digest."""
-        checked, digest, _ = BundleWriter._checked_content(bundle)
-        return checked, digest
-
-    @staticmethod
-    def _checked_content(bundle: TrialBundle) -> tuple[TrialBundle, str, bytes | None]:
-        """`_checked`, with the trajectory's JSON as the digest wrote it (`checked_content`)."""
         results = [r.checked() for r in bundle.results]
         if results != bundle.results:
             bundle = bundle.model_copy(update={"results": results})
-        return checked_content(bundle)
+        return checked_digest(bundle)
 
     def _forget_cached_rows(self) -> None:
         # Rows created inside a rolled-back transaction no longer exist.
