@@ -64,6 +64,21 @@ def unsaved[M: models.Model](model: type[M], **values: Any) -> M:
     return instance
 
 
+def unsaved_values(model: type[models.Model], **values: Any) -> dict[str, Any]:
+    """The column values `unsaved(model, **values)` would give its instance, by attname,
+    without the instance: ingest inserts such rows as they are. Only columns may be given
+    (a relation by its `_id`), since no instance holds a related object."""
+    blank = _blank(model)
+    unknown = values.keys() - blank.attnames
+    if unknown:
+        raise TypeError(f"{model.__name__}() got an unexpected keyword argument {min(unknown)!r}")
+    state = dict(blank.constants)
+    for attname, make in blank.made:
+        state[attname] = make()
+    state.update(values)
+    return state
+
+
 class Verdict(models.TextChoices):
     PASS = "PASS", "PASS"
     FAIL = "FAIL", "FAIL"
@@ -346,12 +361,22 @@ class Trial(models.Model):
         return self.apply_summary(summary)
 
     def apply_summary(self, summary: rules.TrialSummary) -> list[str]:
-        for name in rules.SUMMARY_FIELDS:
-            setattr(self, name, getattr(summary, name))
-        self.human_disagreement = rules.human_disagreement(
-            self.human_judgment, summary.reward, self.task.pass_threshold
+        values = self.summary_values(summary, self.human_judgment, self.task.pass_threshold)
+        for name, value in values.items():
+            setattr(self, name, value)
+        return list(values)
+
+    @staticmethod
+    def summary_values(
+        summary: rules.TrialSummary, human_judgment: str, pass_threshold: float
+    ) -> dict[str, Any]:
+        """The summary columns `apply_summary` sets, for a trial with this human judgment
+        whose task has this pass threshold."""
+        values = {name: getattr(summary, name) for name in rules.SUMMARY_FIELDS}
+        values["human_disagreement"] = rules.human_disagreement(
+            human_judgment, summary.reward, pass_threshold
         )
-        return [*rules.SUMMARY_FIELDS, "human_disagreement"]
+        return values
 
     def record_human_summary(self, latest_judgments: list[str], annotation_count: int) -> None:
         """Store the human side: called by the review app whenever an annotation is added."""
@@ -435,23 +460,26 @@ class EvaluationResult(models.Model):
     def from_record(
         cls, trial: Trial, record: schemas.ResultRecord, now: datetime
     ) -> EvaluationResult:
+        return unsaved(cls, trial=trial, **cls.values_of(record, now))
+
+    @staticmethod
+    def values_of(record: schemas.ResultRecord, now: datetime) -> dict[str, Any]:
+        """The columns the record gives a row (the link to its trial aside)."""
         validity = record.validity
-        return unsaved(
-            cls,
-            trial=trial,
-            reward=record.reward,
-            metrics=record.metrics,
-            output_parseable=validity.output_parseable,
-            schema_valid=validity.schema_valid,
-            verifier_completed=validity.verifier_completed,
-            errors=validity.errors,
-            breakdown=record.breakdown,
-            confidence=record.confidence.model_dump(mode="json") if record.confidence else None,
-            artifact_digest=record.artifact_digest,
-            raw_artifacts=record.raw_artifacts,
-            is_current=record.is_current,
-            created_at=schemas.utc(record.created_at) if record.created_at else now,
-        )
+        return {
+            "reward": record.reward,
+            "metrics": record.metrics,
+            "output_parseable": validity.output_parseable,
+            "schema_valid": validity.schema_valid,
+            "verifier_completed": validity.verifier_completed,
+            "errors": validity.errors,
+            "breakdown": record.breakdown,
+            "confidence": record.confidence.model_dump(mode="json") if record.confidence else None,
+            "artifact_digest": record.artifact_digest,
+            "raw_artifacts": record.raw_artifacts,
+            "is_current": record.is_current,
+            "created_at": schemas.utc(record.created_at) if record.created_at else now,
+        }
 
     def to_record(self) -> schemas.ResultRecord:
         return schemas.ResultRecord(
@@ -499,13 +527,16 @@ class ErrorTag(models.Model):
 
     @classmethod
     def from_record(cls, trial: Trial, record: schemas.ErrorTag) -> ErrorTag:
-        return unsaved(
-            cls,
-            trial=trial,
-            category=record.category,
-            description=record.description or "",
-            source=record.source,
-        )
+        return unsaved(cls, trial=trial, **cls.values_of(record))
+
+    @staticmethod
+    def values_of(record: schemas.ErrorTag) -> dict[str, Any]:
+        """The columns the record gives a row (the link to its trial aside)."""
+        return {
+            "category": record.category,
+            "description": record.description or "",
+            "source": record.source,
+        }
 
     def to_record(self) -> schemas.ErrorTag:
         return schemas.ErrorTag(
@@ -559,19 +590,22 @@ class ScorerResult(models.Model):
 
     @classmethod
     def from_record(cls, trial: Trial, position: int, record: schemas.ScorerResult) -> ScorerResult:
-        return unsaved(
-            cls,
-            trial=trial,
-            position=position,
-            name=record.name,
-            type=record.type,
-            required=bool(record.required),
-            verdict=record.verdict,
-            score=float(record.score or 0.0),
-            detail=record.detail,
-            output_tail=record.output_tail,
-            config=record.config,
-        )
+        return unsaved(cls, trial=trial, **cls.values_of(position, record))
+
+    @staticmethod
+    def values_of(position: int, record: schemas.ScorerResult) -> dict[str, Any]:
+        """The columns the record gives a row (the link to its trial aside)."""
+        return {
+            "position": position,
+            "name": record.name,
+            "type": record.type,
+            "required": bool(record.required),
+            "verdict": record.verdict,
+            "score": float(record.score or 0.0),
+            "detail": record.detail,
+            "output_tail": record.output_tail,
+            "config": record.config,
+        }
 
     def to_record(self) -> schemas.ScorerResult:
         return schemas.ScorerResult(
@@ -656,21 +690,24 @@ class JudgeVerdict(models.Model):
 
     @classmethod
     def from_record(cls, trial: Trial, record: schemas.JudgeVerdict) -> JudgeVerdict:
-        return unsaved(
-            cls,
-            trial=trial,
-            verdict=record.verdict,
-            task_completion=record.task_completion,
-            instruction_adherence=record.instruction_adherence,
-            efficiency=record.efficiency,
-            failure_mode=record.failure_mode or "",
-            reasoning=record.reasoning,
-            judge_model=record.judge_model,
-            scored_at=schemas.utc(record.scored_at) if record.scored_at else None,
-            fact_checks=[f.model_dump() for f in record.fact_checks],
-            expected_outcome=record.expected_outcome,
-            raw_response=record.raw_response,
-        )
+        return unsaved(cls, trial=trial, **cls.values_of(record))
+
+    @staticmethod
+    def values_of(record: schemas.JudgeVerdict) -> dict[str, Any]:
+        """The columns the record gives a row (the link to its trial aside)."""
+        return {
+            "verdict": record.verdict,
+            "task_completion": record.task_completion,
+            "instruction_adherence": record.instruction_adherence,
+            "efficiency": record.efficiency,
+            "failure_mode": record.failure_mode or "",
+            "reasoning": record.reasoning,
+            "judge_model": record.judge_model,
+            "scored_at": schemas.utc(record.scored_at) if record.scored_at else None,
+            "fact_checks": [f.model_dump() for f in record.fact_checks],
+            "expected_outcome": record.expected_outcome,
+            "raw_response": record.raw_response,
+        }
 
     def to_record(self) -> schemas.JudgeVerdict:
         return schemas.JudgeVerdict(

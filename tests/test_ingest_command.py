@@ -179,6 +179,36 @@ def test_many_trials_in_one_job_are_ingested_in_batches(harbor_files: Path, tmp_
     assert ingest(job).summary().startswith("Summary: ingested 0, unchanged 60,")
 
 
+@pytest.mark.parametrize("enabled", [True, False])
+def test_the_cycle_collector_runs_once_a_batch_and_is_left_as_it_was_found(
+    harbor_files: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, enabled: bool
+) -> None:
+    import gc
+
+    job = synthetic_job(harbor_files, tmp_path, 12)
+    collected: list[int] = []
+    during: list[bool] = []
+    real_collect = gc.collect
+
+    def collect(generation: int = 2) -> int:
+        collected.append(generation)
+        during.append(gc.isenabled())
+        return real_collect(generation)
+
+    monkeypatch.setattr(gc, "collect", collect)
+    (gc.enable if enabled else gc.disable)()
+    try:
+        ran = ingest(job, "--batch-size", "5")
+        assert gc.isenabled() is enabled
+    finally:
+        gc.enable()
+
+    assert ran.summary().startswith("Summary: ingested 12,")
+    # One young collection after each of the three batches, with the collector off between.
+    assert collected == [1, 1, 1]
+    assert during == [False, False, False]
+
+
 def test_several_paths_of_different_shapes_in_one_run(harbor_files: Path, tmp_path: Path) -> None:
     jobs = lay_out(tmp_path / "jobs")
     runs = tmp_path / "runs"

@@ -438,3 +438,51 @@ def test_unsaved_sets_relations_and_gives_each_instance_its_own_mutable_defaults
     assert first.config is not second.config
     with pytest.raises(TypeError, match="unexpected keyword argument 'nope'"):
         unsaved(TrialDetail, nope=1)
+
+
+@pytest.mark.parametrize("model", [Trial, TrialDetail, EvaluationResult, Task])
+def test_unsaved_values_are_the_columns_of_an_unsaved_instance(model: type[models.Model]) -> None:
+    from rewards.models import unsaved, unsaved_values
+
+    given = {"name": "t"} if model in (Trial, Task) else {}
+    values, instance = unsaved_values(model, **given), unsaved(model, **given)
+    made = {f.attname for f in model._meta.concrete_fields if callable(f.default)}
+    assert values.keys() == {f.attname for f in model._meta.concrete_fields}
+    for name, value in values.items():
+        if name in made:
+            assert type(value) is type(getattr(instance, name)), name
+        else:
+            assert value == getattr(instance, name), name
+
+
+def test_unsaved_values_take_columns_only_and_give_each_row_its_own_mutable_defaults() -> None:
+    from rewards.models import unsaved_values
+
+    first, second = unsaved_values(TrialDetail), unsaved_values(TrialDetail)
+    assert first["config"] == {}
+    assert first["config"] is not second["config"]
+    assert unsaved_values(TrialDetail, trial_id=3)["trial_id"] == 3
+    with pytest.raises(TypeError, match="unexpected keyword argument 'trial'"):
+        unsaved_values(TrialDetail, trial=Trial(name="t"))
+
+
+def test_summary_values_are_what_apply_summary_sets() -> None:
+    summary = rules.summarise(
+        reward=0.2,
+        is_valid=True,
+        verifier_completed=True,
+        scorers=[],
+        judge_verdict="",
+        judge_model="",
+        failure_mode="",
+        status="completed",
+        exception_type="",
+        judge_tiles=(None, None, None),
+        error_categories=[],
+    )
+    trial = Trial(name="t", human_judgment="pass", task=Task(name="k", pass_threshold=0.5))
+    fields = trial.apply_summary(summary)
+    values = Trial.summary_values(summary, "pass", 0.5)
+    assert fields == list(values)
+    assert values == {name: getattr(trial, name) for name in fields}
+    assert values["human_disagreement"] == rules.HUMAN_PASS_AUTOMATED_FAIL

@@ -831,3 +831,64 @@ def test_the_digest_is_the_canonical_json_of_the_whole_content(as_read: dict[str
             content, sort_keys=True, separators=(",", ":"), ensure_ascii=False
         ).encode()
     assert content_digest(stored) == hashlib.sha256(canonical).hexdigest()
+
+
+@pytest.mark.parametrize(
+    "trajectory",
+    [
+        {"steps": [{"source": "agent", "message": "tab\there\\"}], "b": 1, "a": [2, None]},
+        None,
+    ],
+)
+def test_the_stored_trajectory_is_the_one_read_and_no_trajectory_is_sql_null(
+    trajectory: Any,
+) -> None:
+    outcome = BundleWriter().write(bundle(trajectory=trajectory))
+    assert outcome.trial_id is not None
+    detail = TrialDetail.objects.get(trial_id=outcome.trial_id)
+    assert detail.trajectory == trajectory
+    if trajectory is not None and connection.vendor == "sqlite":
+        # Text keeps the keys in the order they were read.
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT trajectory FROM rewards_trialdetail WHERE trial_id = %s",
+                [outcome.trial_id],
+            )
+            assert list(json.loads(cursor.fetchone()[0])) == ["steps", "b", "a"]
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT trajectory IS NULL FROM rewards_trialdetail WHERE trial_id = %s",
+            [outcome.trial_id],
+        )
+        assert bool(cursor.fetchone()[0]) is (trajectory is None)
+
+
+def test_prepared_rows_are_the_rows_of_unsaved_instances() -> None:
+    from rewards.ingest import prepared as prepared_module
+    from rewards.ingest.writer import child_rows, summary_of, trial_columns_of
+    from rewards.models import unsaved
+
+    stored = bundle(trajectory={"b": 1, "a": 2})
+    checked, digest = BundleWriter._checked(stored)
+    now = timezone.now()
+    prepared = prepared_module.prepare(checked, digest, fingerprint="fp")
+    trial = unsaved(
+        Trial, name=checked.trial.name, uid=checked.trial.uid, **trial_columns_of(checked)
+    )
+    trial.task = unsaved(Task, pass_threshold=checked.task.pass_threshold)
+    trial.apply_summary(summary_of(checked, checked.current_result))
+    trial.content_digest, trial.source_fingerprint = digest, "fp"
+    assert prepared.trial == prepared_module._row(Trial, trial.__dict__)
+    for model, instances in child_rows(checked, trial, now).items():
+        rows = prepared.children[model._meta.label]
+        expected = [prepared_module._row(model, i.__dict__) for i in instances]
+        if model is EvaluationResult:  # its creation moment is the preparing's own
+            plan = [a for a, _, _ in prepared_module._plan(model)]
+            at = plan.index("created_at")
+
+            def cut(row: Any, at: int = at) -> Any:
+                values = row.split(b"\t") if isinstance(row, bytes) else list(row)
+                return values[:at] + values[at + 1 :]
+
+            rows, expected = [cut(r) for r in rows], [cut(r) for r in expected]
+        assert rows == expected, model

@@ -1,11 +1,13 @@
 """A bundle turned into the rows it stores, ready to insert without the ORM.
 
-`prepare` is the one mapping from a `TrialBundle` to rows: it builds the trial and its
-children through the models' own constructors (`Trial.apply_summary`, `from_record`), then
-keeps their column values as plain data. It runs wherever the bundle was read, a reader
-process included, so the process holding the database connection only looks up, inserts
-and links: the costly part (validation, digest, summary, JSON text) is spread over the
-cores. A `PreparedTrial` pickles as strings and numbers, not as a tree of pydantic models.
+`prepare` is the one mapping from a `TrialBundle` to rows: the trial's and its children's
+column values come from the models' own mappings (`unsaved_values` for the defaults,
+`Trial.summary_values`, each child model's `values_of`, which `from_record` builds its
+instances from too), kept as plain data without building an instance. It runs wherever
+the bundle was read, a reader process included, so the process holding the database
+connection only looks up, inserts and links: the costly part (validation, digest,
+summary, JSON text) is spread over the cores. A `PreparedTrial` pickles as strings and
+numbers, not as a tree of pydantic models.
 
 `RowInserter` inserts prepared rows: `COPY` on PostgreSQL, one `executemany` per table
 elsewhere. Values were adapted when prepared, by each model field (`get_db_prep_save`
@@ -31,10 +33,9 @@ from rewards.models import (
     EvaluationResult,
     JudgeVerdict,
     ScorerResult,
-    Task,
     Trial,
     TrialDetail,
-    unsaved,
+    unsaved_values,
 )
 from rewards.schemas import JobRecord, TaskRecord, TrialBundle
 
@@ -105,11 +106,10 @@ def stamp_fields(model: type[models.Model]) -> tuple[models.Field[Any, Any], ...
     return tuple(f for f in columns_of(model) if _stamped(f))
 
 
-def _values(instance: models.Model) -> list[Any]:
+def _values(model: type[models.Model], values: dict[str, Any]) -> list[Any]:
     """The row's values in `_plan` order, adapted for the database."""
-    values = instance.__dict__
     row = []
-    for attname, kind, f in _plan(type(instance)):
+    for attname, kind, f in _plan(model):
         value = values[attname]
         if kind == _AS_IS:
             pass
@@ -212,15 +212,15 @@ def _copy_plan(model: type[models.Model]) -> tuple[tuple[str, Any], ...]:
     return tuple(plan)
 
 
-def _row(instance: models.Model) -> Row:
-    """The instance's row: COPY text on PostgreSQL, a tuple of adapted values elsewhere."""
+def _row(model: type[models.Model], values: dict[str, Any]) -> Row:
+    """A row of `model` from its column values by attname (`unsaved_values`): COPY text on
+    PostgreSQL, a tuple of adapted values elsewhere."""
     if connection.vendor != "postgresql":
-        return tuple(_values(instance))
-    values = instance.__dict__
+        return tuple(_values(model, values))
     return "\t".join(
         [
             r"\N" if (value := values[attname]) is None else write(value)
-            for attname, write in _copy_plan(type(instance))
+            for attname, write in _copy_plan(model)
         ]
     ).encode()
 
@@ -275,17 +275,24 @@ class PreparedTrial:
 
 def prepare(bundle: TrialBundle, digest: str, *, fingerprint: str = "") -> PreparedTrial:
     """The rows `bundle` stores (the bundle and digest as `BundleWriter._checked` gives them)."""
-    from rewards.ingest.writer import child_rows, summary_of, trial_columns_of
+    from rewards.ingest.writer import child_values, summary_of, trial_columns_of
 
-    now = timezone.now()  # unsaved children's own times (a result's `evaluated_at`…)
+    now = timezone.now()  # the children's own times (a result's `evaluated_at`…)
     record = bundle.trial
-    trial = unsaved(Trial, name=record.name, uid=record.uid, **trial_columns_of(bundle))
-    # Only the pass threshold is read, for the human side, which a new trial does not have.
-    trial.task = unsaved(Task, pass_threshold=bundle.task.pass_threshold)
-    trial.apply_summary(summary_of(bundle, bundle.current_result))
+    # The rows as `unsaved` instances would hold them, built without the instances.
+    trial = unsaved_values(Trial, name=record.name, uid=record.uid, **trial_columns_of(bundle))
+    # The human side is a new trial's default; only the task's pass threshold is read.
+    trial.update(
+        Trial.summary_values(
+            summary_of(bundle, bundle.current_result),
+            trial["human_judgment"],
+            bundle.task.pass_threshold,
+        )
+    )
+    trial["content_digest"], trial["source_fingerprint"] = digest, fingerprint
     children = {
-        model._meta.label: [_row(row) for row in rows]
-        for model, rows in child_rows(bundle, trial, now).items()
+        model._meta.label: [_row(model, unsaved_values(model, **values)) for values in rows]
+        for model, rows in child_values(bundle, now).items()
     }
     problems = record.ingest_problems
     first = ""
@@ -293,7 +300,6 @@ def prepare(bundle: TrialBundle, digest: str, *, fingerprint: str = "") -> Prepa
         where = f"{problems[0].file} {problems[0].field}".strip()
         more = len(problems) - 1
         first = f"{where}: {problems[0].message}" + (f" (and {more} more)" if more else "")
-    trial.content_digest, trial.source_fingerprint = digest, fingerprint
     return PreparedTrial(
         job=bundle.job,
         task=bundle.task,
@@ -301,7 +307,7 @@ def prepare(bundle: TrialBundle, digest: str, *, fingerprint: str = "") -> Prepa
         name=record.name,
         digest=digest,
         fingerprint=fingerprint,
-        trial=_row(trial),
+        trial=_row(Trial, trial),
         children=children,
         problems=len(problems),
         first_problem=first,
@@ -355,15 +361,17 @@ class RowInserter:
             if self.copy:
                 sql = f"COPY {table} ({cols}) FROM STDIN"
                 head = "".join(f"{copy_value(v)}\t" for v in moment).encode()
+                # One format a line: the link ids, the insert's moment, the prepared row.
+                line = b"%d\t" * len(links) + head.replace(b"%", b"%%") + b"%b\n"
+                data = b"".join(
+                    [
+                        line % (*link, cast(bytes, row))
+                        for link, row in zip(linked, rows, strict=True)
+                    ]
+                )
                 # psycopg's errors raised as Django's (IntegrityError…), as for an execute.
                 with connection.wrap_database_errors, cursor.copy(sql) as copy:
-                    copy.write(
-                        b"".join(
-                            b"%b%b%b\n"
-                            % (b"".join(b"%d\t" % v for v in link), head, cast(bytes, row))
-                            for link, row in zip(linked, rows, strict=True)
-                        )
-                    )
+                    copy.write(data)
                 return
             params = [(*link, *moment, *row) for link, row in zip(linked, rows, strict=True)]
             marks = ", ".join(["%s"] * len(names))

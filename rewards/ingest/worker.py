@@ -1,6 +1,6 @@
 """Set-up of a reader process (`discover.ItemReader`): Django's settings and apps.
 
-A reader process prepares rows (`prepared.prepare`) through the models' own constructors,
+A reader process prepares rows (`prepared.prepare`) from the models' fields and defaults,
 so it needs the app registry, though never a database connection. Importing this module
 sets Django up; it is the process's initializer and the forkserver's first preload.
 """

@@ -622,21 +622,33 @@ def trial_columns_of(bundle: TrialBundle) -> dict[str, Any]:
     }
 
 
+def child_values(
+    bundle: TrialBundle, now: datetime
+) -> dict[type[models.Model], list[dict[str, Any]]]:
+    """Every row a bundle stores beside its trial, by model, in insertion order: the columns
+    the bundle gives it, by attname (the others take their defaults; the link to the trial
+    aside)."""
+    return {
+        TrialDetail: [column_values(bundle.trial, TrialDetail)],
+        EvaluationResult: [EvaluationResult.values_of(r, now) for r in bundle.results],
+        ScorerResult: [ScorerResult.values_of(i, s) for i, s in enumerate(bundle.scorers)],
+        JudgeVerdict: [JudgeVerdict.values_of(v) for v in bundle.judge_verdicts],
+        ErrorTag: [ErrorTag.values_of(t) for t in bundle.error_tags],
+    }
+
+
 def child_rows(
     bundle: TrialBundle, trial: Trial, now: datetime
 ) -> dict[type[models.Model], list[models.Model]]:
     """Every row a bundle stores beside its trial, unsaved, by model, in insertion order.
 
-    The writer and `seed_demo`'s fast loader both build rows here, so they store the same.
+    The writer (`child_values`, the same rows without instances) and `seed_demo`'s fast
+    loader both build rows from one mapping, so they store the same.
     """
-    rows: dict[type[models.Model], list[models.Model]] = {
-        TrialDetail: [unsaved(TrialDetail, trial=trial, **column_values(bundle.trial, TrialDetail))]
+    return {
+        model: [unsaved(model, trial=trial, **values) for values in rows]
+        for model, rows in child_values(bundle, now).items()
     }
-    rows[EvaluationResult] = [EvaluationResult.from_record(trial, r, now) for r in bundle.results]
-    rows[ScorerResult] = list(_scorer_rows(trial, bundle))
-    rows[JudgeVerdict] = list(_verdict_rows(trial, bundle))
-    rows[ErrorTag] = list(_tag_rows(trial, bundle))
-    return rows
 
 
 def _scorer_rows(trial: Trial, bundle: TrialBundle) -> list[ScorerResult]:
