@@ -135,15 +135,6 @@ def _kappas(draws: npt.NDArray[np.int64], size: int) -> npt.NDArray[np.float64]:
 _REMEMBERED: Remembered[tuple[Any, ...], Interval | None] = Remembered(4096)
 
 
-def _recall(keys: Iterable[tuple[Any, ...]]) -> dict[tuple[Any, ...], Interval | None]:
-    """The remembered intervals among `keys` (statistic, cells, …, level, seed)."""
-    return _REMEMBERED.recall(keys)
-
-
-def _remember(intervals: dict[tuple[Any, ...], Interval | None]) -> None:
-    _REMEMBERED.remember(intervals)
-
-
 def kappa_intervals(
     tables: Iterable[tuple[Matrix, int]], *, level: float = LEVEL, seed: int = SEED
 ) -> list[Interval | None]:
@@ -158,7 +149,7 @@ def kappa_intervals(
         size = _square(counts)
         cells = tuple(int(c) for row in counts for c in row)
         keys.append(("kappa", cells, size, replicates, level, seed))
-    found = _recall(keys)
+    found = _REMEMBERED.recall(keys)
     missing: dict[tuple[int, int], list[tuple[int, ...]]] = {}
     for key in dict.fromkeys(keys):
         if key not in found:
@@ -167,7 +158,7 @@ def kappa_intervals(
         computed = _kappa_intervals(cells_of, size, replicates, level, seed)
         for cells, interval in zip(cells_of, computed, strict=True):
             found[("kappa", cells, size, replicates, level, seed)] = interval
-    _remember(found)
+    _REMEMBERED.remember(found)
     return [found[key] for key in keys]
 
 
@@ -279,10 +270,10 @@ def delta_interval(
     the answer for the same counts is remembered, like kappa's.
     """
     key = ("delta", tuple(counts.cells), replicates, level, seed)
-    found = _recall([key])
+    found = _REMEMBERED.recall([key])
     if key not in found:
         found[key] = _delta_interval(counts.cells, replicates, level, seed)
-    _remember(found)
+    _REMEMBERED.remember(found)
     return found[key]
 
 

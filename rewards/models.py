@@ -37,6 +37,13 @@ class _Blank:
         self.settable = {f.name for f in model._meta.concrete_fields if f.is_relation}
         self.settable |= set(getattr(model._meta, "_property_names", ()))
 
+    def defaults(self) -> dict[str, Any]:
+        """Every column's default, by attname; a callable default called afresh."""
+        values = dict(self.constants)
+        for attname, make in self.made:
+            values[attname] = make()
+        return values
+
 
 @functools.cache
 def _blank(model: type[models.Model]) -> _Blank:
@@ -51,9 +58,7 @@ def unsaved[M: models.Model](model: type[M], **values: Any) -> M:
     instance = model.__new__(model)
     instance._state = models.base.ModelState()
     state = instance.__dict__
-    state.update(blank.constants)
-    for attname, make in blank.made:
-        state[attname] = make()
+    state.update(blank.defaults())
     for name, value in values.items():
         if name in blank.attnames:
             state[name] = value
@@ -72,9 +77,7 @@ def unsaved_values(model: type[models.Model], **values: Any) -> dict[str, Any]:
     unknown = values.keys() - blank.attnames
     if unknown:
         raise TypeError(f"{model.__name__}() got an unexpected keyword argument {min(unknown)!r}")
-    state = dict(blank.constants)
-    for attname, make in blank.made:
-        state[attname] = make()
+    state = blank.defaults()
     state.update(values)
     return state
 
@@ -456,12 +459,6 @@ class EvaluationResult(models.Model):
         return rules.is_valid(self.output_parseable, self.verifier_completed, self.errors)
 
     # -- the bundle's record, both ways (the writer and the export use these alone) --------
-    @classmethod
-    def from_record(
-        cls, trial: Trial, record: schemas.ResultRecord, now: datetime
-    ) -> EvaluationResult:
-        return unsaved(cls, trial=trial, **cls.values_of(record, now))
-
     @staticmethod
     def values_of(record: schemas.ResultRecord, now: datetime) -> dict[str, Any]:
         """The columns the record gives a row (the link to its trial aside)."""
@@ -525,10 +522,6 @@ class ErrorTag(models.Model):
     def is_known_source(self) -> bool:
         return self.source in rules.ERROR_SOURCES
 
-    @classmethod
-    def from_record(cls, trial: Trial, record: schemas.ErrorTag) -> ErrorTag:
-        return unsaved(cls, trial=trial, **cls.values_of(record))
-
     @staticmethod
     def values_of(record: schemas.ErrorTag) -> dict[str, Any]:
         """The columns the record gives a row (the link to its trial aside)."""
@@ -587,10 +580,6 @@ class ScorerResult(models.Model):
     @property
     def is_known_type(self) -> bool:
         return self.type in rules.SCORER_TYPES
-
-    @classmethod
-    def from_record(cls, trial: Trial, position: int, record: schemas.ScorerResult) -> ScorerResult:
-        return unsaved(cls, trial=trial, **cls.values_of(position, record))
 
     @staticmethod
     def values_of(position: int, record: schemas.ScorerResult) -> dict[str, Any]:

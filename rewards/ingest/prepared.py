@@ -2,8 +2,8 @@
 
 `prepare` is the one mapping from a `TrialBundle` to rows: the trial's and its children's
 column values come from the models' own mappings (`unsaved_values` for the defaults,
-`Trial.summary_values`, each child model's `values_of`, which `from_record` builds its
-instances from too), kept as plain data without building an instance. It runs wherever
+`Trial.summary_values`, each child model's `values_of`, which `writer.child_rows` builds
+its instances from too), kept as plain data without building an instance. It runs wherever
 the bundle was read, a reader process included, so the process holding the database
 connection only looks up, inserts and links: the costly part (validation, digest,
 summary, JSON text) is spread over the cores. A `PreparedTrial` pickles as strings and

@@ -15,7 +15,7 @@ import logging
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, cast
 from uuid import UUID
 
 import orjson
@@ -518,23 +518,20 @@ class BundleWriter:
             artifact_digest=current.artifact_digest
         ).update(is_current=False)
         trial.results.filter(artifact_digest=current.artifact_digest).update(is_current=True)
+        rows = child_rows(bundle, trial, now)
         EvaluationResult.objects.bulk_create(
-            [
-                EvaluationResult.from_record(trial, r, now)
-                for r in bundle.results
-                if r.artifact_digest not in stored
-            ]
+            [r for r in _of(rows, EvaluationResult) if r.artifact_digest not in stored]
         )
         # The judge may be asked again: verdicts accumulate, the latest is shown.
         known = {_verdict_key(v) for v in trial.judge_verdicts.all()}
         JudgeVerdict.objects.bulk_create(
-            [v for v in _verdict_rows(trial, bundle) if _verdict_key(v) not in known]
+            [v for v in _of(rows, JudgeVerdict) if _verdict_key(v) not in known]
         )
         # Scorers and error tags describe the current artifacts: replaced, not accumulated.
         trial.scorers.all().delete()
-        ScorerResult.objects.bulk_create(_scorer_rows(trial, bundle))
+        ScorerResult.objects.bulk_create(_of(rows, ScorerResult))
         trial.error_tags.all().delete()
-        ErrorTag.objects.bulk_create(_tag_rows(trial, bundle))
+        ErrorTag.objects.bulk_create(_of(rows, ErrorTag))
 
         summary_fields = trial.refresh_summary()
         # Not a full save: human_judgment and annotation_count belong to the review app,
@@ -651,12 +648,11 @@ def child_rows(
     }
 
 
-def _scorer_rows(trial: Trial, bundle: TrialBundle) -> list[ScorerResult]:
-    return [ScorerResult.from_record(trial, i, s) for i, s in enumerate(bundle.scorers)]
-
-
-def _verdict_rows(trial: Trial, bundle: TrialBundle) -> list[JudgeVerdict]:
-    return [JudgeVerdict.from_record(trial, v) for v in bundle.judge_verdicts]
+def _of[M: models.Model](
+    rows: dict[type[models.Model], list[models.Model]], model: type[M]
+) -> list[M]:
+    """`child_rows`' rows of one model, typed as that model."""
+    return cast(list[M], rows[model])
 
 
 def _verdict_key(v: JudgeVerdict) -> tuple[object, ...]:
@@ -674,10 +670,6 @@ def _verdict_key(v: JudgeVerdict) -> tuple[object, ...]:
         v.expected_outcome,
         v.raw_response,
     )
-
-
-def _tag_rows(trial: Trial, bundle: TrialBundle) -> list[ErrorTag]:
-    return [ErrorTag.from_record(trial, t) for t in bundle.error_tags]
 
 
 # Readable reasons for the database's refusals, by constraint name. Messages never echo
