@@ -128,8 +128,9 @@ AUTHENTICATION_BACKENDS = ["review.auth.RoleBackend"]
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "/"
 LOGOUT_REDIRECT_URL = "login"
-# Sessions live in the database so any number of app servers can share them.
-SESSION_ENGINE = "django.contrib.sessions.backends.db"
+# Sessions live in the database so any number of app servers can share them; Django's
+# database store, with the read every request makes written once (review/sessions.py).
+SESSION_ENGINE = "review.sessions"
 
 # --- Security ----------------------------------------------------------------------------
 SECURE_CSP = {

@@ -19,12 +19,13 @@ from django.db import connection
 from django.db.models import Field, ManyToManyField
 from django.db.models.options import Options
 
+from review.compiled import model_rows
 from review.roles import ROLE_GROUPS, remember_roles
 
 _ROLE_COLUMN = "trialdesk_role"
 
 
-def _column(meta: Options[Any], name: str) -> str:
+def column_of(meta: Options[Any], name: str) -> str:
     field = meta.get_field(name)
     assert isinstance(field, Field)
     return str(field.column)
@@ -46,13 +47,13 @@ def _user_with_roles_sql() -> str:
     membership = groups.remote_field.through._meta
     group = Group._meta
     user_pk, group_pk = q(str(user.pk.column)), q(str(group.pk.column))
-    name = q(_column(group, "name"))
+    name = q(column_of(group, "name"))
     roles = ", ".join(["%s"] * len(ROLE_GROUPS))
     return (
         f"SELECT u.*, g.{name} AS {_ROLE_COLUMN} FROM {q(user.db_table)} u"  # noqa: S608
-        f" LEFT JOIN {q(membership.db_table)} ug ON ug.{q(_column(membership, 'user'))}"
+        f" LEFT JOIN {q(membership.db_table)} ug ON ug.{q(column_of(membership, 'user'))}"
         f" = u.{user_pk}"
-        f" LEFT JOIN {q(group.db_table)} g ON g.{group_pk} = ug.{q(_column(membership, 'group'))}"
+        f" LEFT JOIN {q(group.db_table)} g ON g.{group_pk} = ug.{q(column_of(membership, 'group'))}"
         f" AND g.{name} IN ({roles})"
         f" WHERE u.{user_pk} = %s"
     )
@@ -68,7 +69,7 @@ class RoleBackend(ModelBackend):
             pk = model._meta.pk.to_python(user_id)
         except ValidationError:
             return None
-        rows = list(model._default_manager.raw(_user_with_roles_sql(), [*ROLE_GROUPS, pk]))
+        rows = model_rows(model, _user_with_roles_sql(), [*ROLE_GROUPS, pk])
         if not rows:
             return None
         user = rows[0]

@@ -4,10 +4,10 @@ Compiling a queryset to SQL costs Django about 0.2 ms, as much as PostgreSQL tak
 a query that reads one trial's rows by index; the trial page runs four such queries on every
 view. `ByTrial` builds its queryset for a placeholder trial once, keeps the SQL Django wrote
 for it (so vendor details such as NULLS LAST stay Django's), and runs it for each trial
-through `QuerySet.raw`, which still converts every value as the ORM does (JSON decoded,
-booleans and datetimes typed). Each is still one query that Django logs and tests count.
+through `model_rows`, which converts every value as the ORM does (JSON decoded, booleans and
+datetimes typed). Each is still one query that Django logs and tests count.
 
-`QuerySet.raw` cannot follow a relation as `select_related` does; `users` names foreign keys
+`model_rows` cannot follow a relation as `select_related` does; `users` names foreign keys
 to the user model whose username the page shows: it is read by a JOIN in the same query, and
 each row gets its user as an instance whose other fields are deferred (read from the database
 if anything asks for them), so `annotation.reviewer.get_username()` costs no query.
@@ -15,13 +15,15 @@ if anything asks for them), so `annotation.reviewer.get_username()` costs no que
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from django.contrib.auth import get_user_model
+from django.core.exceptions import FieldDoesNotExist
 from django.db import connection
 from django.db.models import F, Model, QuerySet
+from django.db.models.sql import Query
 
 from rewards.remembered import Remembered
 
@@ -53,7 +55,7 @@ class ByTrial[M: Model]:
 
     def __call__(self, trial_id: int) -> list[M]:
         model, sql = self.compiled()
-        rows = list(model._default_manager.raw(sql, [trial_id]))
+        rows = model_rows(model, sql, [trial_id])
         if self.users:
             user_model = get_user_model()
             fields = ["id", user_model.USERNAME_FIELD]
@@ -68,14 +70,108 @@ def _name_of(user: str) -> str:
     return f"compiled_{user}_name"
 
 
+# --- model instances from SQL written once ------------------------------------------------
+# (position, converters, expression): what the ORM applies to a column's values
+type _Converters = tuple[tuple[int, tuple[Callable[..., Any], ...], Any], ...]
+
+
+@dataclass(frozen=True)
+class _Shape:
+    """How a statement's columns become a model instance, worked out once per statement."""
+
+    columns: tuple[str, ...]
+    # The model's fields the statement reads (attnames, in the model's order), and where.
+    names: tuple[str, ...]
+    positions: tuple[int, ...]
+    # Columns that are no field of the model: set on the instance as attributes.
+    extra: tuple[tuple[str, int], ...]
+    converters: _Converters
+
+
+_SHAPES: dict[tuple[str, type[Model], str], _Shape] = {}
+
+
+def model_rows[M: Model](model: type[M], sql: str, params: Sequence[Any]) -> list[M]:
+    """The instances `model._default_manager.raw(sql, params)` gives (fields it does not read
+    deferred, other columns set as attributes, values converted as the ORM converts them),
+    with the columns matched to the model's fields once per statement rather than on every
+    run: `QuerySet.raw` spends longer on that than a small indexed query takes."""
+    adapt = connection.ops.adapt_unknown_value
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [adapt(value) for value in params])
+        columns = tuple(column[0] for column in cursor.description)
+        fetched = cursor.fetchall()
+    key = (connection.alias, model, sql)
+    shape = _SHAPES.get(key)
+    if shape is None or shape.columns != columns:  # a table changed under a `SELECT *`
+        shape = _SHAPES[key] = _shape_of(model, columns)
+    names, positions, extra = shape.names, shape.positions, shape.extra
+    alias = connection.alias
+    rows = []
+    for row in _converted(fetched, shape.converters):
+        instance = model.from_db(alias, names, [row[position] for position in positions])
+        for name, position in extra:
+            setattr(instance, name, row[position])
+        rows.append(instance)
+    return rows
+
+
+def _converted(fetched: list[Any], converters: _Converters) -> list[Any]:
+    """The rows with the ORM's converters applied: `converters` as `_converters` gives."""
+    if not converters:
+        return fetched
+    rows = []
+    for row in fetched:
+        values = list(row)
+        for position, functions, expression in converters:
+            value = values[position]
+            for function in functions:
+                value = function(value, expression, connection)
+            values[position] = value
+        rows.append(values)
+    return rows
+
+
+def _converters(compiler: Any, expressions: list[Any]) -> _Converters:
+    """(position, converters, expression) for each column the ORM converts."""
+    return tuple(
+        (position, tuple(functions), expression)
+        for position, (functions, expression) in compiler.get_converters(expressions).items()
+    )
+
+
+def _shape_of(model: type[Model], columns: tuple[str, ...]) -> _Shape:
+    """What `QuerySet.raw` works out on every run (RawModelIterable), for these columns."""
+    column_of = connection.introspection.identifier_converter
+    by_column = {column_of(str(field.column)): field for field in model._meta.concrete_fields}
+    read = [column_of(name) for name in columns]
+    position_of = {
+        field: read.index(column) for column, field in by_column.items() if column in read
+    }
+    fields = list(position_of)
+    if any(field not in fields for field in model._meta.pk_fields):
+        raise FieldDoesNotExist("the statement must read the primary key")
+    table = model._meta.db_table
+    cols = [by_column[name].get_col(table) if name in by_column else None for name in read]
+    compiler = connection.ops.compiler("SQLCompiler")(Query(model), connection, connection.alias)
+    return _Shape(
+        columns=columns,
+        names=tuple(field.attname for field in fields),
+        positions=tuple(position_of.values()),
+        extra=tuple(
+            (name, position) for position, name in enumerate(read) if name not in by_column
+        ),
+        converters=_converters(compiler, cols),
+    )
+
+
 # --- a .values() queryset compiled once per key -------------------------------------------
 @dataclass(frozen=True)
 class _Rows:
     sql: str
     params: tuple[Any, ...]
     names: tuple[str, ...]
-    # (position, converters, expression): what the ORM applies to a column's values
-    converters: tuple[tuple[int, tuple[Callable[..., Any], ...], Any], ...]
+    converters: _Converters
 
 
 _VALUE_ROWS: Remembered[tuple[Hashable, ...], _Rows] = Remembered(512)
@@ -95,18 +191,7 @@ def value_rows(key: tuple[Hashable, ...], build: Callable[[], QuerySet[Any]]) ->
         cursor.execute(found.sql, found.params)
         fetched = cursor.fetchall()
     names = found.names
-    if not found.converters:
-        return [dict(zip(names, row, strict=True)) for row in fetched]
-    rows = []
-    for row in fetched:
-        values = list(row)
-        for position, converters, expression in found.converters:
-            value = values[position]
-            for converter in converters:
-                value = converter(value, expression, connection)
-            values[position] = value
-        rows.append(dict(zip(names, values, strict=True)))
-    return rows
+    return [dict(zip(names, row, strict=True)) for row in _converted(fetched, found.converters)]
 
 
 def _compile_rows(queryset: QuerySet[Any]) -> _Rows:
@@ -121,11 +206,7 @@ def _compile_rows(queryset: QuerySet[Any]) -> _Rows:
     if len(names) != compiler.col_count:
         raise ValueError("value_rows needs a .values() queryset")
     fields = [column[0] for column in compiler.select[: compiler.col_count]]
-    converters = tuple(
-        (position, tuple(convs), expression)
-        for position, (convs, expression) in compiler.get_converters(fields).items()
-    )
-    return _Rows(sql, tuple(params), names, converters)
+    return _Rows(sql, tuple(params), names, _converters(compiler, fields))
 
 
 def forget_value_rows() -> None:

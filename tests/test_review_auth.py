@@ -1,16 +1,20 @@
-"""The authentication backend reads the session user's roles with the user, in one query."""
+"""The authentication backend reads the session user's roles with the user, in one query;
+the session store reads the session in one statement written once."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import timedelta
 from typing import Any
 
 import pytest
 from django.contrib.auth.models import Group
 from django.test import Client
+from django.utils import timezone
 
 from review.auth import RoleBackend
 from review.roles import can_annotate, can_browse, can_export, roles_of
+from review.sessions import SessionStore
 from tests import review_factories as f
 
 pytestmark = pytest.mark.django_db
@@ -66,3 +70,60 @@ def test_logging_in_with_a_password_goes_through_the_backend(client: Client) -> 
     assert client.session["_auth_user_backend"] == "review.auth.RoleBackend"
     wrong = Client().post("/accounts/login/", {"username": "rita", "password": "wrong"})
     assert wrong.status_code == 200
+
+
+# --- the session store (review.sessions): Django's database sessions, read by one statement --
+def _session(data: dict[str, Any], *, expires_in: timedelta) -> str:
+    from django.contrib.sessions.models import Session
+
+    store = SessionStore()
+    store.update(data)
+    store.create()
+    Session.objects.filter(session_key=store.session_key).update(
+        expire_date=timezone.now() + expires_in
+    )
+    assert store.session_key is not None
+    return store.session_key
+
+
+def test_a_live_session_is_read_in_one_query(
+    django_assert_num_queries: Callable[..., Any],
+) -> None:
+    key = _session({"answer": 42, "nested": {"a": [1, 2]}}, expires_in=timedelta(hours=1))
+    store = SessionStore(key)
+    with django_assert_num_queries(1):
+        assert dict(store.items()) == {"answer": 42, "nested": {"a": [1, 2]}}
+    assert store.session_key == key
+
+
+@pytest.mark.parametrize("supplied", ["expired", "unknown", "malformed"])
+def test_an_expired_unknown_or_malformed_key_reads_empty_and_is_never_adopted(
+    supplied: str, django_assert_num_queries: Callable[..., Any]
+) -> None:
+    """As Django's own store: the key a cookie named is dropped, so saving the session makes
+    a new one (no one can fix a victim's session key in advance)."""
+    keys: dict[str, Callable[[], str]] = {
+        "expired": lambda: _session({"answer": 42}, expires_in=-timedelta(seconds=1)),
+        "unknown": lambda: "a" * 32,
+        "malformed": lambda: "short",
+    }
+    key = keys[supplied]()
+    store = SessionStore(key)
+    with django_assert_num_queries(0 if supplied == "malformed" else 1):
+        assert dict(store.items()) == {}
+    assert store.session_key is None
+    store["fresh"] = True
+    store.save()
+    assert store.session_key not in (None, key)
+    assert SessionStore(store.session_key).get("fresh") is True
+
+
+def test_a_logged_in_client_goes_through_this_store(client: Client) -> None:
+    f.login(client, "rita", "reviewer")
+    assert isinstance(client.session, SessionStore)
+    assert client.get("/").status_code == 200
+    key = client.session.session_key
+    client.post("/accounts/logout/")
+    # Logging out deletes the session: its key no longer reads as one.
+    assert SessionStore(key).load() == {}
+    assert client.get("/").status_code == 302

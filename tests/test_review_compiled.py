@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from review.adjudication import _ADJUDICATIONS, adjudicate
-from review.compiled import ByTrial
+from review.compiled import ByTrial, model_rows
 from review.models import Annotation, add_annotation
 from review.views.trial import _ANNOTATIONS, _ERROR_TAGS, _RESULTS, _SCORERS, _VERDICTS
 from rewards.models import ErrorTag, EvaluationResult, Job, JudgeVerdict, ScorerResult, Trial
@@ -237,3 +237,48 @@ def test_value_rows_wants_a_values_queryset() -> None:
     f.make_trial()
     with pytest.raises(ValueError, match="values"):
         value_rows(("models",), lambda: Trial.objects.only("id", "name"))
+
+
+# --- model instances from SQL written once (review.compiled.model_rows) -------------------
+@pytest.mark.parametrize(
+    "columns",
+    [
+        "*",
+        # fewer columns, in another order, and one that is no field
+        "name, id, required, upper(name) AS shouted",
+    ],
+)
+def test_model_rows_gives_what_raw_gives(columns: str) -> None:
+    trial = f.make_trial(scorers=[f.scorer("alpha"), f.scorer("beta", required=False)])
+    table = ScorerResult._meta.db_table
+    sql = f"SELECT {columns} FROM {table} WHERE trial_id = %s ORDER BY id"  # noqa: S608
+    want = list(ScorerResult.objects.raw(sql, [trial.pk]))
+    for _ in range(2):  # the second run uses the columns matched on the first
+        got = model_rows(ScorerResult, sql, [trial.pk])
+        assert [type(row) for row in got] == [ScorerResult] * 2
+        assert [row.get_deferred_fields() for row in got] == [
+            row.get_deferred_fields() for row in want
+        ]
+        loaded = [
+            field.attname
+            for field in ScorerResult._meta.concrete_fields
+            if field.attname not in want[0].get_deferred_fields()
+        ]
+        assert [[getattr(row, name) for name in loaded] for row in got] == [
+            [getattr(row, name) for name in loaded] for row in want
+        ]
+        assert [row.required for row in got] == [True, False]  # booleans typed on SQLite too
+        assert all(row._state.adding is False for row in got)
+    if "shouted" in columns:
+        assert [vars(row)["shouted"] for row in got] == ["ALPHA", "BETA"]
+        # A field the statement did not read is read when asked for, as with raw().
+        assert got[0].trial_id == trial.pk
+    assert model_rows(ScorerResult, sql, [10**9]) == []
+
+
+def test_model_rows_wants_the_primary_key() -> None:
+    from django.core.exceptions import FieldDoesNotExist
+
+    table = ScorerResult._meta.db_table
+    with pytest.raises(FieldDoesNotExist, match="primary key"):
+        model_rows(ScorerResult, f"SELECT name FROM {table}", [])  # noqa: S608

@@ -437,6 +437,24 @@ def test_each_form_has_its_own_fields_and_widgets_copied_as_django_copies_them()
     assert two.fields["q"].widget.attrs["placeholder"] != "changed"
     assert TrialFilterForm.base_fields["q"].widget.attrs["placeholder"] != "changed"
     assert two.fields["task"].required is False
-    # The job field copies itself its own way (a queryset of its own per form).
+    # The job field shares its queryset (never evaluated in place, so never stale); each
+    # form's <select> has choices of its own.
     jobs = [cast(forms.ModelChoiceField, form.fields["job"]) for form in (one, two)]  # type: ignore[type-arg]
-    assert jobs[0].queryset is not jobs[1].queryset
+    assert jobs[0].queryset is jobs[1].queryset
+    assert jobs[0].widget.choices is not jobs[1].widget.choices
+
+
+def test_the_shared_job_queryset_is_never_evaluated_in_place() -> None:
+    from review.filters import TrialFilterForm
+
+    old = f.make_trial(job="old")
+    shared = cast(forms.ModelChoiceField, TrialFilterForm.base_fields["job"]).queryset  # type: ignore[type-arg]
+    first = TrialFilterForm({"job": str(old.job_id)})
+    assert first.is_valid(), first.errors
+    first.as_p()  # the <select> rendered, options and all
+    assert shared._result_cache is None
+    # A job made since is found by the next form, whatever the earlier ones read.
+    new = f.make_trial(job="new")
+    second = TrialFilterForm({"job": str(new.job_id)})
+    assert second.is_valid(), second.errors
+    assert second.cleaned_data["job"].pk == new.job_id

@@ -132,6 +132,7 @@ def explorer(request: HttpRequest) -> HttpResponse:
         "page": page,
         "rows": trial_rows(page.rows, encoded),
         "query": query,
+        "encoded": encoded,  # the query string, written once for the page's several links
         "header": header(form.current_sort, encoded, get_script_prefix()),
         "sorted_by": sorted_by(form.current_sort),
         # The roles were read (and cached on the user) by browse_required: no query here.
