@@ -263,6 +263,37 @@ def test_a_long_log_is_kept_by_its_tail_not_refused(tmp_path: Path) -> None:
         verifier.read("test-stdout.txt")
 
 
+@pytest.mark.parametrize("tail", [False, True])
+def test_a_file_is_read_whole_in_one_call_yet_short_reads_before_its_end_go_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, tail: bool
+) -> None:
+    """One read() brings a whole small file (its end is known from its size, not from one
+    more call); a filesystem that answers in small pieces (network, FUSE) still gives
+    every byte, and a long log still its last `max_bytes`."""
+    from rewards.ingest import files
+
+    body = (b"0123456789" * 300) if tail else b'{"reward": 0.5}'
+    (tmp_path / "f").write_bytes(body)
+    limit = 1024 if tail else 4096
+    want = body[-limit:] if tail else body
+    real_read = os.read
+    calls: list[int] = []
+
+    def counted(fd: int, n: int) -> bytes:
+        calls.append(n)
+        return real_read(fd, n)
+
+    monkeypatch.setattr(os, "read", counted)
+    assert files.read_regular_file(str(tmp_path / "f"), limit, tail=tail) == want
+    assert len(calls) == 1
+
+    def piecemeal(fd: int, n: int) -> bytes:
+        return real_read(fd, min(n, 7))
+
+    monkeypatch.setattr(os, "read", piecemeal)
+    assert files.read_regular_file(str(tmp_path / "f"), limit, tail=tail) == want
+
+
 def test_deep_json_is_a_recorded_error_not_a_crash(tmp_path: Path) -> None:
     deep = "[" * 100_000 + "]" * 100_000
     contract_trial(

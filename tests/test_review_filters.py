@@ -449,6 +449,7 @@ def test_the_shared_job_queryset_is_never_evaluated_in_place() -> None:
 
     old = f.make_trial(job="old")
     shared = cast(forms.ModelChoiceField, TrialFilterForm.base_fields["job"]).queryset  # type: ignore[type-arg]
+    assert shared is not None
     first = TrialFilterForm({"job": str(old.job_id)})
     assert first.is_valid(), first.errors
     first.as_p()  # the <select> rendered, options and all

@@ -109,18 +109,25 @@ def read_regular_file(path: str, max_bytes: int, *, tail: bool = False) -> bytes
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             raise ArtifactError("not a regular file")
+        expected = info.st_size  # what is left to read, as the file stood when opened
         if info.st_size > max_bytes:
             if not tail:
                 raise ArtifactError(f"larger than the {max_bytes}-byte limit")
             os.lseek(fd, info.st_size - max_bytes, os.SEEK_SET)
+            expected = max_bytes
         chunks = []
         remaining = max_bytes + 1
         while remaining > 0:
-            chunk = os.read(fd, min(remaining, max(info.st_size + 1, 65536)))
+            wanted = min(remaining, max(info.st_size + 1, 65536))
+            chunk = os.read(fd, wanted)
             if not chunk:
                 break
             chunks.append(chunk)
             remaining -= len(chunk)
+            expected -= len(chunk)
+            if len(chunk) < wanted and expected <= 0:
+                # Short, with all the file's bytes read: its end, known without one more call.
+                break
         data = b"".join(chunks)
         if len(data) > max_bytes:
             if not tail:
