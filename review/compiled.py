@@ -142,9 +142,9 @@ def _converters(compiler: Any, expressions: list[Any]) -> _Converters:
 
 def _shape_of(model: type[Model], columns: tuple[str, ...]) -> _Shape:
     """What `QuerySet.raw` works out on every run (RawModelIterable), for these columns."""
-    column_of = connection.introspection.identifier_converter
-    by_column = {column_of(str(field.column)): field for field in model._meta.concrete_fields}
-    read = [column_of(name) for name in columns]
+    normal = connection.introspection.identifier_converter
+    by_column = {normal(str(field.column)): field for field in model._meta.concrete_fields}
+    read = [normal(name) for name in columns]
     position_of = {
         field: read.index(column) for column, field in by_column.items() if column in read
     }

@@ -326,13 +326,11 @@ class JobField(forms.ModelChoiceField):  # type: ignore[type-arg]
     from that list, without a query; any other id is looked up as by ModelChoiceField. A job
     deleted less than the cache's lifetime ago (in another process) then filters to no rows."""
 
-    def __deepcopy__(self, memo: dict[int, Any]) -> JobField:
-        """A plain field's copy, sharing the queryset rather than cloning it twice per form
-        as ModelChoiceField's copy does: the field only ever clones it (`get`) or streams it
-        (`iterator`), never evaluates it in place, and each form gives its copy's widget
-        choices of its own."""
-        result: JobField = forms.Field.__deepcopy__(self, memo)
-        return result
+    # Copied as a plain field (`_copy_field`), the queryset shared rather than cloned twice
+    # per form as ModelChoiceField's copy does: the field only ever clones it (`get`) or
+    # streams it (`iterator`), never evaluates it in place, and each form gives its copy's
+    # widget choices of its own.
+    __deepcopy__ = forms.Field.__deepcopy__
 
     def to_python(self, value: Any) -> Job | None:
         if isinstance(value, str) and (name := newest_job_name(value)) is not None:

@@ -1,6 +1,8 @@
 """Shared fixtures. The suite's own Harbor-shaped files live in tests/fixtures/harbor/."""
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -20,6 +22,28 @@ def _empty_cache() -> None:
 @pytest.fixture
 def harbor_files() -> Path:
     return HARBOR_FIXTURES
+
+
+type RecordCalls = Callable[[object, str], list[tuple[Any, ...]]]
+
+
+@pytest.fixture
+def record_calls(monkeypatch: pytest.MonkeyPatch) -> RecordCalls:
+    """`record_calls(owner, name)`: `owner.name` still called, each call's positional
+    arguments recorded in the list returned (what a test counts: compiles, listings, reads)."""
+
+    def record(owner: object, name: str) -> list[tuple[Any, ...]]:
+        real = getattr(owner, name)
+        calls: list[tuple[Any, ...]] = []
+
+        def recorded(*args: Any, **kwargs: Any) -> Any:
+            calls.append(args)
+            return real(*args, **kwargs)
+
+        monkeypatch.setattr(owner, name, recorded)
+        return calls
+
+    return record
 
 
 def purge_review_data() -> None:

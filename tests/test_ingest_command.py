@@ -25,6 +25,7 @@ from rewards.models import (
     Trial,
     TrialDetail,
 )
+from tests.conftest import RecordCalls
 from tests.ingest_helpers import (
     PASS_JOB,
     SINGLE_JOB,
@@ -387,7 +388,7 @@ def rename_agent(trial: Path, agent: str) -> None:
 
 
 def test_an_untouched_harbor_folder_is_unchanged_without_reading_a_file(
-    harbor_files: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    harbor_files: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, record_calls: RecordCalls
 ) -> None:
     job = synthetic_job(harbor_files, tmp_path, 6)
     assert ingest(job).summary().startswith("Summary: ingested 6,")
@@ -396,17 +397,11 @@ def test_an_untouched_harbor_folder_is_unchanged_without_reading_a_file(
     def no_reading(*args: object, **kwargs: object) -> None:
         raise AssertionError("an untouched trial folder was read")
 
-    real_read = files.Folder.read
-    read: list[str] = []
-
-    def reading(self: files.Folder, name: str, **kwargs: bool) -> bytes | None:
-        read.append(self.rel_to(name))
-        return real_read(self, name, **kwargs)
-
     monkeypatch.setattr(harbor, "read_trial", no_reading)
-    monkeypatch.setattr(files.Folder, "read", reading)
+    reads = record_calls(files.Folder, "read")
 
     ran = ingest(job)
+    read = [folder.rel_to(name) for folder, name in reads]
 
     assert ran.summary() == "Summary: ingested 0, unchanged 6, updated 0, invalid 0, unreadable 0"
     assert read == ["result.json"]  # the job's own, which tells a job from a trial
@@ -541,7 +536,7 @@ def test_a_chunks_trials_of_one_task_carry_one_task_record(
 
 
 def test_reading_a_fingerprinted_trial_lists_no_folder_again(
-    harbor_files: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    harbor_files: Path, tmp_path: Path, record_calls: RecordCalls
 ) -> None:
     import os
 
@@ -551,14 +546,7 @@ def test_reading_a_fingerprinted_trial_lists_no_folder_again(
     job = synthetic_job(harbor_files, tmp_path, 1)
     item = next(i for i in Discovery(str(job)).items() if isinstance(i, HarborTrialItem))
     fingerprint = item.folder.fingerprint()
-    listed: list[str] = []
-    real_scandir = os.scandir
-
-    def scandir(path: str) -> Any:
-        listed.append(path)
-        return real_scandir(path)
-
-    monkeypatch.setattr(os, "scandir", scandir)
+    listed = record_calls(os, "scandir")
     read = next(read_item(item))
 
     assert fingerprint

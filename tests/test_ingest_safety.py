@@ -15,6 +15,7 @@ from django.test import override_settings
 from rewards.ingest.files import ArtifactError, Limits, Root, loads_json, too_deep
 from rewards.management.commands.ingest import printable
 from rewards.models import EvaluationResult, Trial, TrialDetail
+from tests.conftest import RecordCalls
 from tests.ingest_helpers import harbor_trial, ingest, write_files
 
 pytestmark = pytest.mark.django_db
@@ -265,7 +266,7 @@ def test_a_long_log_is_kept_by_its_tail_not_refused(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("tail", [False, True])
 def test_a_file_is_read_whole_in_one_call_yet_short_reads_before_its_end_go_on(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, tail: bool
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, record_calls: RecordCalls, tail: bool
 ) -> None:
     """One read() brings a whole small file (its end is known from its size, not from one
     more call); a filesystem that answers in small pieces (network, FUSE) still gives
@@ -277,13 +278,7 @@ def test_a_file_is_read_whole_in_one_call_yet_short_reads_before_its_end_go_on(
     limit = 1024 if tail else 4096
     want = body[-limit:] if tail else body
     real_read = os.read
-    calls: list[int] = []
-
-    def counted(fd: int, n: int) -> bytes:
-        calls.append(n)
-        return real_read(fd, n)
-
-    monkeypatch.setattr(os, "read", counted)
+    calls = record_calls(os, "read")
     assert files.read_regular_file(str(tmp_path / "f"), limit, tail=tail) == want
     assert len(calls) == 1
 

@@ -15,6 +15,7 @@ from review.views.trial import _ANNOTATIONS, _ERROR_TAGS, _RESULTS, _SCORERS, _V
 from rewards.models import ErrorTag, EvaluationResult, Job, JudgeVerdict, ScorerResult, Trial
 from rewards.schemas import ErrorTag as ErrorTagRecord
 from tests import review_factories as f
+from tests.conftest import RecordCalls
 
 pytestmark = pytest.mark.django_db
 
@@ -181,20 +182,13 @@ def test_a_filters_sql_kept_gives_the_rows_the_orm_gives() -> None:
 
 
 def test_kept_sql_is_run_afresh_each_time_and_compiled_once(
-    monkeypatch: pytest.MonkeyPatch, django_assert_num_queries: Callable[..., Any]
+    record_calls: RecordCalls, django_assert_num_queries: Callable[..., Any]
 ) -> None:
     from review import compiled
 
     compiled.forget_value_rows()
     f.make_trials(2, job="j-kept")
-    compiles: list[Any] = []
-    real = compiled._compile_rows
-
-    def counted(queryset: Any) -> Any:
-        compiles.append(queryset)
-        return real(queryset)
-
-    monkeypatch.setattr(compiled, "_compile_rows", counted)
+    compiles = record_calls(compiled, "_compile_rows")
     job = Trial.objects.values_list("job_id", flat=True).first()
     assert len(_explorer_page(f"job={job}")[0]) == 2
     f.make_trials(1, job="j-kept")  # new rows: the kept SQL finds them

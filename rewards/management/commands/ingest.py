@@ -21,6 +21,7 @@ import logging
 import sys
 from collections import Counter
 from collections.abc import Iterator, Sequence
+from contextlib import closing
 from dataclasses import dataclass, field
 from typing import Any
 from uuid import UUID
@@ -28,7 +29,14 @@ from uuid import UUID
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from tqdm import tqdm
 
-from rewards.ingest.discover import Discovery, Item, ItemReader, PathError, default_workers
+from rewards.ingest.discover import (
+    Discovery,
+    Item,
+    ItemReader,
+    PathError,
+    cycle_collector_paused,
+    default_workers,
+)
 from rewards.ingest.files import Problem
 from rewards.ingest.prepared import PreparedTrial
 from rewards.ingest.writer import BundleWriter, StoredFingerprints, WriteOutcome
@@ -141,14 +149,9 @@ class Command(BaseCommand):
             disable=options["no_progress"] or not sys.stderr.isatty(),
             dynamic_ncols=True,
         )
-        # As in the reader processes (`discover.read_chunk`): the trials handed over are
-        # short-lived containers that reference counting frees, and the cycle collector
-        # would walk them (and this process's long-lived objects) again and again, a tenth
-        # of this process's time. It runs once a batch instead, over the young objects
-        # (`_write`); what outlives a batch is left to the collector after the run.
-        collecting = gc.isenabled()
-        gc.disable()
-        try:
+        # As in the reader processes, the cycle collector is off; it runs once a batch
+        # instead, over the young objects (`_write`), and after the run as it will.
+        with closing(reader), progress, cycle_collector_paused():
             pending: list[PreparedTrial] = []
             for path in paths:
                 read = 0
@@ -176,11 +179,6 @@ class Command(BaseCommand):
                 if not read:
                     failed.append((path, "no trial could be read from it"))
             self._write(pending, summary)
-        finally:
-            if collecting:
-                gc.enable()
-            reader.close()
-            progress.close()
 
         for line in summary.lines():
             self.stdout.write(line)
