@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import html
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from typing import Any, cast
@@ -32,6 +33,7 @@ from django.http import QueryDict
 from django.urls import reverse
 from django.utils.safestring import SafeString
 
+from review.compiled import value_rows
 from review.filters import NONE_VALUE, TrialFilterForm, judged_value
 from review.models import (
     JobJudgmentTally,
@@ -310,15 +312,16 @@ def counted(form: TrialFilterForm) -> QuerySet[LatestJudgment]:
     return rows if trials is None else rows.filter(trial__in=trials)
 
 
-def _tallied(form: TrialFilterForm, every: Any, per_job: Any) -> QuerySet[Any] | None:
-    """The kept tally rows that count the filter's judgments, if some do: every trial's
-    when nothing narrows the trials, one job's when the job alone does."""
-    if (job := form.only_job) is not None:
-        rows = per_job.objects.filter(job=job)
-    elif filtered_trials(form) is None:
-        rows = every.objects.all()
-    else:
-        return None
+def _reads_tallies(form: TrialFilterForm) -> bool:
+    """Whether kept tally rows count the filter's judgments: every trial's when nothing
+    narrows the trials, one job's when the job alone does."""
+    return form.only_job is not None or filtered_trials(form) is None
+
+
+def _tallies(form: TrialFilterForm, every: Any, per_job: Any) -> QuerySet[Any]:
+    """The kept tally rows that count the filter's judgments (`_reads_tallies`)."""
+    job = form.only_job
+    rows = every.objects.all() if job is None else per_job.objects.filter(job=job)
     return cast(QuerySet[Any], rows.filter(blind=form.blind_only, n__gt=0).order_by())
 
 
@@ -328,21 +331,36 @@ def grouped_counts(form: TrialFilterForm, dimension: Dimension) -> list[dict[str
     Over every trial, or one job's, the kept tallies are summed (a few hundred rows); under
     any other filter the latest judgments of its trials are grouped, by the gates they carry.
     """
+    return _remembered(form, ("grouped_counts", dimension.key), lambda: _grouped(form, dimension))
+
+
+def _grouped(form: TrialFilterForm, dimension: Dimension) -> QuerySet[Any]:
     gates = {"judge": F("judge_verdict"), "scorers": F("scorer_verdict")}
-    rows: Any
-    tallied = _tallied(form, JudgmentTally, JobJudgmentTally)
-    if tallied is not None:
-        rows = tallied.values(
-            "verifier", **gates, human=F("judgment"), group=F(dimension.key)
-        ).annotate(count=Sum("n"))
-    else:
-        rows = (
-            counted(form)
-            .order_by()
-            .values("verifier", **gates, human=F(form.counted_field), group=F(dimension.key))
-            .annotate(count=Count("pk"))
+    if _reads_tallies(form):
+        summed: QuerySet[Any] = (
+            _tallies(form, JudgmentTally, JobJudgmentTally)
+            .values("verifier", **gates, human=F("judgment"), group=F(dimension.key))
+            .annotate(count=Sum("n"))
         )
-    return list(rows)
+        return summed
+    return (
+        counted(form)
+        .order_by()
+        .values("verifier", **gates, human=F(form.counted_field), group=F(dimension.key))
+        .annotate(count=Count("pk"))
+    )
+
+
+def _remembered(
+    form: TrialFilterForm, name: tuple[str, ...], build: Callable[[], QuerySet[Any]]
+) -> list[dict[str, Any]]:
+    """The rows of the `.values()` queryset `build()` gives for this filter, its SQL kept by
+    the query string when that alone decides it (`review.compiled.value_rows`): a page seen
+    again, or after a new annotation, runs it without building the queryset anew."""
+    key = form.sql_key()
+    if key is None:
+        return list(build())
+    return value_rows(("agreement", *name, *key), build)
 
 
 def _empty() -> list[list[int]]:
@@ -422,9 +440,13 @@ def pair_counts(form: TrialFilterForm) -> list[PairRow]:
     so each pair of reviewers once) and with the number of reviewers on the trial, which
     Krippendorff's alpha needs to weigh each pair.
     """
-    tallied = _tallied(form, PairTally, JobPairTally)
-    if tallied is not None:
-        return list(tallied.values_list(*PAIR_COLUMNS))
+    if _reads_tallies(form):
+        rows = _remembered(
+            form,
+            ("pair_counts",),
+            lambda: _tallies(form, PairTally, JobPairTally).values(*PAIR_COLUMNS),
+        )
+        return [cast(PairRow, tuple(row[c] for c in PAIR_COLUMNS)) for row in rows]
     field = form.counted_field
     latest = counted(form).filter(**{f"{field}__in": HUMAN_LABELS}).order_by()
     inner, params = latest.values("trial_id", "reviewer_id", field).query.sql_with_params()

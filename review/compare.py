@@ -21,6 +21,7 @@ from typing import Any
 
 from django.db.models import OuterRef, Subquery, Sum
 
+from review.compiled import value_rows
 from review.models import JobTally
 from rewards import agreement
 from rewards.agreement import Interval, McNemar, PairedCounts
@@ -121,13 +122,17 @@ def per_task(a: Job, b: Job) -> list[TaskOutcomes]:
 
     One query: the two jobs' kept tallies (`JobTally`, a few dozen rows per job) summed per
     job and task by the database, never their trials; the outcomes are read off those sums.
+    Its SQL is written once per pair of jobs and process (`review.compiled.value_rows`).
     """
     counters = sorted({c for o in OUTCOMES for c in (o.decided, o.passed)})
-    rows = (
-        JobTally.objects.filter(job__in=[a, b], trials__gt=0)
-        .order_by()
-        .values("job_id", "task_id", "task__name", "task__source")
-        .annotate(**{c: Sum(c) for c in counters})
+    rows = value_rows(
+        ("compare.per_task", a.pk, b.pk),
+        lambda: (
+            JobTally.objects.filter(job__in=[a, b], trials__gt=0)
+            .order_by()
+            .values("job_id", "task_id", "task__name", "task__source")
+            .annotate(**{c: Sum(c) for c in counters})
+        ),
     )
     sides: dict[int, dict[int, dict[str, Any]]] = {a.pk: {}, b.pk: {}}
     names: dict[int, tuple[str, str]] = {}
@@ -207,8 +212,11 @@ def first_trials(a: Job, b: Job, task_ids: list[int]) -> dict[int, tuple[int, in
         trials = Trial.objects.filter(job=job, task=OuterRef("pk")).order_by("id")
         return Subquery(trials.values("id")[:1])
 
-    rows = Task.objects.filter(pk__in=task_ids).values_list("pk", first(a), first(b))
-    return {pk: (a_trial, b_trial) for pk, a_trial, b_trial in rows}
+    rows = value_rows(
+        ("compare.first_trials", a.pk, b.pk, *task_ids),
+        lambda: Task.objects.filter(pk__in=task_ids).values("pk", in_a=first(a), in_b=first(b)),
+    )
+    return {row["pk"]: (row["in_a"], row["in_b"]) for row in rows}
 
 
 def _flips(tasks: list[TaskOutcomes], first: dict[int, tuple[int, int]]) -> list[Flip]:

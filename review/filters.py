@@ -716,8 +716,8 @@ class TrialFilterForm(forms.Form):
 
         `remember_as` names a `.values()` queryset that is the same on every call (the
         explorer's rows): the SQL the ORM writes for each filter is then kept, by the filter
-        and cursor as the URL gives them (`review.compiled.value_rows`), and a page seen
-        again runs it without building and compiling the queryset anew.
+        (`sql_key`) and cursor as the URL gives them (`review.compiled.value_rows`), and a
+        page seen again runs it without building and compiling the queryset anew.
         """
         sort = self.current_sort
         key = SORT_KEYS[sort.lstrip("-")]
@@ -728,15 +728,11 @@ class TrialFilterForm(forms.Form):
                 after = decode_cursor(cursor, sort)
             except CursorError:
                 self.add_error("after", "This page link is out of date; showing the first page.")
-        if remember_as and self._compiles_alike(key):
+        # A sort by name walks the names the database holds: its SQL follows from more.
+        sql_key = self.sql_key() if remember_as and key.field not in BY_NAME else None
+        if sql_key is not None:
             rows = value_rows(
-                (
-                    remember_as,
-                    self.canonical_query().urlencode(),
-                    cursor,
-                    size,
-                    get_current_timezone_name(),  # the days of `reviewed_by`
-                ),
+                (remember_as, *sql_key, cursor, size),
                 lambda: _first_rows_query(self.filter(queryset), sort, after, size + 1),
             )
         else:
@@ -748,12 +744,16 @@ class TrialFilterForm(forms.Form):
             next_cursor = encode_cursor(sort, _sort_value(last, key.field), _sort_value(last, "id"))
         return Page(rows=rows, next_cursor=next_cursor, is_continuation=after is not None)
 
-    def _compiles_alike(self, key: SortKey) -> bool:
-        """Whether the page's SQL and parameters follow from the query string alone: every
-        value valid (a field in error filters nothing, and may stop being in error when the
-        database changes: a job that appears), no search (it looks tasks up first), and one
-        sorted query (a sort by name walks the names the database holds)."""
-        return not self.errors and not self._value("q") and key.field not in BY_NAME
+    def sql_key(self) -> tuple[str, str] | None:
+        """What the SQL of a query built from this filter (and parameters of its own) follows
+        from, when the query string alone decides it: every value valid (a field in error
+        filters nothing, and may stop being in error when the database changes: a job that
+        appears) and no search (it looks tasks up first). The key is the query string and
+        the time zone (the days of `reviewed_by`); `review.compiled.value_rows` keeps such
+        a query's SQL by it. None otherwise."""
+        if self.errors or self._value("q"):
+            return None
+        return (self.canonical_query().urlencode(), get_current_timezone_name())
 
     @property
     def sorts_by_name(self) -> bool:

@@ -35,6 +35,7 @@ from review.models import (
 from rewards.models import Trial
 from rewards.scoring.grading import store_verdict
 from tests import review_factories as f
+from tests.conftest import RecordCalls
 
 pytestmark = pytest.mark.django_db
 
@@ -231,24 +232,32 @@ def test_the_page_over_every_trial_reads_the_tallies_and_agrees_with_grouping_th
     assert agreement.filtered_trials(TrialFilterForm(QueryDict("reward_min=0"))) is not None
 
 
-def test_the_page_of_one_job_reads_its_tallies_and_agrees_with_grouping_them(
-    people: dict[str, User],
-) -> None:
-    rita, sam = people["rita"], people["sam"]
+def two_runs_judged(people: dict[str, User], *, modes: int, judged: int) -> list[Trial]:
+    """Twelve trials, alternately of run-a and run-b, over `modes` failure modes; the first
+    `judged` judged by rita and by sam."""
     trials = f.write(
         *(
             f.bundle(
                 name=f"t{i}",
                 job=("run-a", "run-b")[i % 2],
                 reward=(0.1, 0.9)[i % 3 == 0],
-                judges=[f.judge(("PASS", "FAIL")[i % 4 == 0], failure_mode="x")],
+                judges=[f.judge(("PASS", "FAIL")[i % 4 == 0], failure_mode=f"m{i % modes}")],
             )
             for i in range(12)
         )
     )
-    for i, trial in enumerate(trials):
-        add_annotation(trial_id=trial.pk, reviewer=rita, judgment=("pass", "fail")[i % 2])
-        add_annotation(trial_id=trial.pk, reviewer=sam, judgment=("pass", "fail")[i % 5 == 0])
+    for i, trial in enumerate(trials[:judged]):
+        add_annotation(trial_id=trial.pk, reviewer=people["rita"], judgment=("pass", "fail")[i % 2])
+        add_annotation(
+            trial_id=trial.pk, reviewer=people["sam"], judgment=("pass", "fail")[i % 5 == 0]
+        )
+    return trials
+
+
+def test_the_page_of_one_job_reads_its_tallies_and_agrees_with_grouping_them(
+    people: dict[str, User],
+) -> None:
+    trials = two_runs_judged(people, modes=1, judged=12)
     job_a = trials[0].job
     assert TrialFilterForm(QueryDict(f"job={job_a.pk}")).only_job == job_a
     assert TrialFilterForm(QueryDict(f"job={job_a.pk}&reward_min=0")).only_job is None
@@ -258,6 +267,43 @@ def test_the_page_of_one_job_reads_its_tallies_and_agrees_with_grouping_them(
             assert tallied == matrices(f"job={job_a.pk}&reward_min=0{counted}", by)
     assert matrices(f"job={job_a.pk}", "source")[1] == 12  # six trials, two reviewers
     assert_kept_equals_recount()
+
+
+def test_the_counts_sql_is_kept_from_the_first_view_and_reads_new_annotations(
+    people: dict[str, User], record_calls: RecordCalls
+) -> None:
+    from review.compiled import forget_value_rows
+
+    rita, sam = people["rita"], people["sam"]
+    trials = two_runs_judged(people, modes=3, judged=10)
+    job_a = trials[0].job
+    # Every trial's tallies, one job's (also blind only), and a filter that groups the
+    # latest judgments themselves.
+    queries = ["", f"job={job_a.pk}", f"job={job_a.pk}&counted=blind", "reward_min=0.5"]
+    forget_value_rows()
+    first = {query: matrices(query, "failure_mode") for query in queries}
+    built = record_calls(agreement, "_grouped")
+    tallied = record_calls(agreement, "_tallies")
+    assert {query: matrices(query, "failure_mode") for query in queries} == first
+    # The SQL of each filter, as the first view wrote it.
+    assert built == []
+    assert tallied == []
+    # New judgments are read by the kept SQL: the same counts as building the queries anew.
+    for trial in trials[10:]:
+        add_annotation(trial_id=trial.pk, reviewer=rita, judgment="fail")
+        add_annotation(trial_id=trial.pk, reviewer=sam, judgment="fail")
+    kept = {query: matrices(query, "failure_mode") for query in queries}
+    assert built == []
+    assert tallied == []
+    assert kept != first
+    forget_value_rows()
+    assert {query: matrices(query, "failure_mode") for query in queries} == kept
+    assert len(built) == len(queries)
+    # A search looks tasks up before its SQL is written: built on every view.
+    built.clear()
+    matrices("q=t1", "failure_mode")
+    matrices("q=t1", "failure_mode")
+    assert len(built) == 2
 
 
 @pytest.mark.parametrize("reviewers", [1, 12])

@@ -95,3 +95,26 @@ def test_the_every_file_baseline_reads_each_file_of_each_trial_once(tmp_path: Pa
     on_disk = sum(1 for r in results for p in r.parent.rglob("*") if p.is_file())
     assert on_disk > 2 * 2  # more than result.json and one other file a trial
     assert read_trial_files(results) == on_disk
+
+
+@pytest.mark.django_db
+def test_the_database_cpu_is_read_from_its_process_on_this_machine() -> None:
+    from bench.run import database_cpu_seconds
+
+    if connection.vendor != "postgresql":
+        assert database_cpu_seconds() is None  # no server process to read
+        return
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_backend_pid()")
+        command = Path(f"/proc/{cursor.fetchone()[0]}/cmdline")
+    local = command.exists() and command.read_bytes().startswith(b"postgres")
+    before = database_cpu_seconds()
+    if not local:  # a server elsewhere: its process cannot be read from here
+        assert before is None
+        return
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT count(*) FROM generate_series(1, 3000000)")
+    after = database_cpu_seconds()
+    assert before is not None
+    assert after is not None
+    assert after - before > 0.05  # the server's own work, not this process's

@@ -16,6 +16,7 @@ from review.models import add_annotation
 from review.stats import job_breakdown
 from rewards.models import Job, Trial
 from tests import review_factories as f
+from tests.conftest import RecordCalls
 
 pytestmark = pytest.mark.django_db
 
@@ -145,3 +146,32 @@ def test_hostile_failure_modes_are_escaped_in_the_plots(client: Client) -> None:
     html = client.get(f"/jobs/{trial.job_id}/").content.decode()
     assert "<script>window.__pwned" not in html
     assert "<img src=x" not in html
+
+
+def test_the_job_pages_queries_are_written_once_a_job_and_read_new_annotations(
+    job: Job, record_calls: RecordCalls
+) -> None:
+    from django.utils import timezone
+
+    from review import compiled
+
+    compiled.forget_value_rows()
+    plots.job_plots(job, job_breakdown(job))
+    compiles = record_calls(compiled, "_compile_rows")
+    first = Trial.objects.filter(job=job).order_by("id").first()
+    assert first is not None
+    add_annotation(trial_id=first.pk, reviewer=f.make_user("rita", "reviewer"), judgment="fail")
+    kept = job_breakdown(job)
+    progress = plots.job_plots(job, kept)["progress"]
+    assert compiles == []  # the SQL the first view wrote, run for the new annotation
+    assert [bar.value for bar in progress.bars] == [1]
+    compiled.forget_value_rows()
+    assert job_breakdown(job) == kept  # as the ORM writes it anew
+    assert len(compiles) == 1
+    # Another job, or another time zone for the days, is a query of its own.
+    other = Job.objects.get(name="other")
+    job_breakdown(other)
+    assert len(compiles) == 2
+    with timezone.override("Asia/Tokyo"):
+        plots.job_plots(job, kept)
+    assert len(compiles) == 3

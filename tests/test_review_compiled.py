@@ -225,6 +225,32 @@ def test_a_form_in_error_a_search_or_a_name_sort_is_never_kept() -> None:
     assert [row["id"] for row in _explorer_page(f"job={missing}")[0]] == [created.pk]
 
 
+def test_a_filters_sql_key_is_its_query_string_and_time_zone_when_they_decide_the_sql() -> None:
+    from django.http import QueryDict
+    from django.utils import timezone
+
+    from review.filters import TrialFilterForm
+
+    job = f.make_trial(job="j-key").job_id
+
+    def key(query: str) -> tuple[str, str] | None:
+        form = TrialFilterForm(QueryDict(query))
+        form.is_valid()
+        return form.sql_key()
+
+    # The parameters in use, as the query string holds them (the page's cursor is not part
+    # of the filter), with the time zone the days of `reviewed_by` are read in.
+    assert key(f"job={job}&after=xyz&sort=reward&agent=") == (
+        f"job={job}&sort=reward",
+        timezone.get_current_timezone_name(),
+    )
+    with timezone.override("Asia/Tokyo"):
+        assert key(f"job={job}") == (f"job={job}", "Asia/Tokyo")
+    assert key("q=j-key") is None  # a search looks tasks up first
+    assert key(f"job={job + 1000}") is None  # in error: the job may appear later
+    assert key("reward_min=abc") is None
+
+
 def test_value_rows_wants_a_values_queryset() -> None:
     from review.compiled import value_rows
 
