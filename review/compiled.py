@@ -17,12 +17,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from django.contrib.auth import get_user_model
 from django.core.exceptions import FieldDoesNotExist
 from django.db import connection
 from django.db.models import F, Model, QuerySet
+from django.db.models.query import get_related_populators
 from django.db.models.sql import Query
 
 from rewards.remembered import Remembered
@@ -211,3 +212,89 @@ def _compile_rows(queryset: QuerySet[Any]) -> _Rows:
 
 def forget_value_rows() -> None:
     _VALUE_ROWS.forget()
+
+
+# --- one instance, its related rows included, from SQL written once per key ---------------
+@dataclass(frozen=True)
+class _Instance:
+    sql: str
+    params: tuple[Any, ...]
+    slot: int  # where the primary key looked up goes among `params`
+    model: type[Model]
+    names: tuple[str, ...]  # the model's own fields read (attnames), from `start`
+    start: int
+    end: int
+    klass_info: dict[str, Any]  # the ORM's map of the related rows (`select_related`)
+    select: tuple[Any, ...]
+    annotations: tuple[tuple[str, int], ...]
+    converters: _Converters
+    fetch_mode: Any  # how the instance fetches a deferred field or relation later
+
+
+_INSTANCES: Remembered[tuple[Hashable, ...], _Instance] = Remembered(256)
+# A primary key no row has, built into the queryset once to find where the real one goes.
+_PROBE = -7_345_012_991
+
+
+def instance_by_pk[M: Model](
+    key: tuple[Hashable, ...], build: Callable[[Any], QuerySet[M]], pk: int
+) -> M | None:
+    """The instance `build(pk)` finds, None if none: its `select_related` rows, deferred
+    fields and annotations as the ORM gives them (`ModelIterable`), with the SQL written by
+    the ORM once per `key`: `build` is called with a probe key the first time, and the probe's
+    place among the parameters takes `pk` from then on. `key` must name everything else the
+    SQL depends on. Building and compiling a queryset that joins four tables and probes two
+    neighbours costs Django about 1.5 ms, seven times what PostgreSQL takes to answer it."""
+    full_key = (connection.vendor, connection.alias, *key)
+    found = _INSTANCES.recall([full_key]).get(full_key)
+    if found is None:
+        found = _compile_instance(build(_PROBE))
+        _INSTANCES.remember({full_key: found})
+    params = list(found.params)
+    params[found.slot] = pk
+    with connection.cursor() as cursor:
+        cursor.execute(found.sql, params)
+        fetched = cursor.fetchmany(1)
+    if not fetched:
+        return None
+    [row] = _converted(fetched, found.converters)
+    alias = connection.alias
+    mode = found.fetch_mode
+    instance = found.model.from_db(
+        alias, found.names, row[found.start : found.end], fetch_mode=mode
+    )
+    # (One instance: the peers a FETCH_PEERS mode would fetch alongside are none.)
+    for populator in get_related_populators(found.klass_info, list(found.select), alias, mode):
+        populator.populate(row, instance)
+    for name, position in found.annotations:
+        setattr(instance, name, row[position])
+    return cast(M, instance)
+
+
+def _compile_instance(queryset: QuerySet[Any]) -> _Instance:
+    compiler = queryset.query.get_compiler(connection=connection)
+    sql, params = compiler.as_sql()
+    slots = [i for i, value in enumerate(params) if value == _PROBE]
+    if len(slots) != 1:
+        raise ValueError("instance_by_pk needs a queryset that takes the key once")
+    klass_info, select = compiler.klass_info, compiler.select
+    fields = klass_info["select_fields"]
+    start, end = fields[0], fields[-1] + 1
+    return _Instance(
+        sql=sql,
+        params=tuple(params),
+        slot=slots[0],
+        model=klass_info["model"],
+        names=tuple(column[0].target.attname for column in select[start:end]),
+        start=start,
+        end=end,
+        klass_info=klass_info,
+        select=tuple(select),
+        annotations=tuple(compiler.annotation_col_map.items()),
+        converters=_converters(compiler, [column[0] for column in select[: compiler.col_count]]),
+        fetch_mode=queryset._fetch_mode,  # type: ignore[attr-defined]
+    )
+
+
+def forget_instances() -> None:
+    _INSTANCES.forget()

@@ -302,3 +302,63 @@ def test_model_rows_wants_the_primary_key() -> None:
     table = ScorerResult._meta.db_table
     with pytest.raises(FieldDoesNotExist, match="primary key"):
         model_rows(ScorerResult, f"SELECT name FROM {table}", [])  # noqa: S608
+
+
+# --- one instance with its related rows, SQL written once (review.compiled.instance_by_pk) ---
+def _trial_query(pk: int) -> Any:
+    from django.http import QueryDict
+
+    from review.filters import TrialFilterForm
+
+    return (
+        Trial.objects.select_related("job", "task")
+        .defer("timings", "job__config")
+        .annotate(**TrialFilterForm(QueryDict("sort=-reward")).neighbours())
+        .filter(pk=pk)
+    )
+
+
+def test_instance_by_pk_gives_what_the_orm_gives_with_its_related_rows(
+    record_calls: RecordCalls, django_assert_num_queries: Callable[..., Any]
+) -> None:
+    from review import compiled
+
+    compiled.forget_instances()
+    trials = [f.make_trial(job=f"j-{i % 2}", task=f"task-{i}", reward=i / 4) for i in range(4)]
+    compiles = record_calls(compiled, "_compile_instance")
+    for trial in trials:
+        want = _trial_query(trial.pk).get()
+        with django_assert_num_queries(1):
+            got = compiled.instance_by_pk(("test trial",), _trial_query, trial.pk)
+            assert got is not None
+            # The related rows came with it, as select_related gives them.
+            assert (got.job.name, got.task.name) == (want.job.name, want.task.name)
+        assert got.get_deferred_fields() == want.get_deferred_fields() == {"timings"}
+        assert got.job.get_deferred_fields() == want.job.get_deferred_fields() == {"config"}
+        assert (got.previous_id, got.next_id) == (want.previous_id, want.next_id)
+        assert [
+            getattr(got, f.attname) for f in Trial._meta.concrete_fields if f.name != "timings"
+        ] == [getattr(want, f.attname) for f in Trial._meta.concrete_fields if f.name != "timings"]
+        assert got._state.adding is False
+        assert got.timings == want.timings  # a deferred field is read when asked for
+    assert len(compiles) == 1
+    # A new trial between two others: the kept SQL finds it as the neighbour.
+    middle = f.make_trial(job="j-0", reward=0.3)
+    got = compiled.instance_by_pk(("test trial",), _trial_query, trials[1].pk)
+    assert got is not None
+    assert middle.pk in (got.previous_id, got.next_id)
+    assert compiled.instance_by_pk(("test trial",), _trial_query, middle.pk + 1000) is None
+    assert len(compiles) == 1
+
+
+def test_instance_by_pk_wants_a_query_that_takes_the_key_once() -> None:
+    from review import compiled
+
+    compiled.forget_instances()
+    trial = f.make_trial()
+    with pytest.raises(ValueError, match="once"):
+        compiled.instance_by_pk(
+            ("test twice",), lambda pk: Trial.objects.filter(pk=pk, job__trials__pk=pk), trial.pk
+        )
+    with pytest.raises(ValueError, match="once"):
+        compiled.instance_by_pk(("test never",), lambda pk: Trial.objects.filter(pk=1), trial.pk)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import Any
@@ -9,7 +10,8 @@ from typing import Any
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
-from django.http import HttpResponse, HttpResponseRedirect, QueryDict
+from django.db.models import QuerySet
+from django.http import Http404, HttpResponse, HttpResponseRedirect, QueryDict
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
 from django.urls import reverse
@@ -18,7 +20,7 @@ from django.views.decorators.http import require_GET, require_POST
 from django.views.decorators.vary import vary_on_headers
 
 from review import adjudication, presenters
-from review.compiled import ByTrial
+from review.compiled import ByTrial, instance_by_pk
 from review.filters import TrialFilterForm
 from review.forms import (
     STEP_KIND_CHOICES,
@@ -89,19 +91,36 @@ def _get_trial_for(
     """
     if not can_browse(request.user):
         raise PermissionDenied
-    queryset = (
-        Trial.objects.list_columns()
-        .select_related("task__scenario_version__scenario")
-        .defer(*PAGE_UNUSED_COLUMNS)
-    )
+    neighbours = None
+    # The key of the SQL: the tab, and the filter whose neighbours the page shows, when its
+    # query string alone decides their SQL (`sql_key`; None: built anew on every view).
+    key: tuple[Hashable, ...] | None = ("trial page", tab)
     if around is not None and not around.sorts_by_name:
-        queryset = queryset.annotate(**around.neighbours())
-    if tab is not None:
-        wanted = {*TAB_DETAIL_FIELDS[tab], "ingest_problems"}
-        queryset = queryset.select_related("detail").defer(
-            *(f"detail__{name}" for name in DETAIL_BLOBS - wanted)
+        neighbours = around.neighbours
+        filter_key = around.sql_key()
+        key = None if filter_key is None else ("trial page", tab, "neighbours", *filter_key)
+
+    def build(pk: int) -> QuerySet[Trial]:
+        queryset = (
+            Trial.objects.list_columns()
+            .select_related("task__scenario_version__scenario")
+            .defer(*PAGE_UNUSED_COLUMNS)
         )
-    trial = get_object_or_404(queryset, pk=pk)
+        if neighbours is not None:
+            queryset = queryset.annotate(**neighbours())
+        if tab is not None:
+            wanted = {*TAB_DETAIL_FIELDS[tab], "ingest_problems"}
+            queryset = queryset.select_related("detail").defer(
+                *(f"detail__{name}" for name in DETAIL_BLOBS - wanted)
+            )
+        return queryset.filter(pk=pk)
+
+    if key is None:
+        trial = get_object_or_404(build(pk))
+    elif (found := instance_by_pk(key, build, pk)) is not None:
+        trial = found
+    else:
+        raise Http404
     if around is not None and around.sorts_by_name:
         # As `neighbours()` annotates them for the other sorts.
         previous_id, next_id = around.neighbour_ids(trial)
