@@ -514,6 +514,43 @@ def test_reading_a_chunk_leaves_the_cycle_collector_as_it_found_it(
         gc.enable()
 
 
+def test_a_reader_process_chunk_frees_its_bundles_before_the_collector_runs_again(
+    harbor_files: Path, tmp_path: Path
+) -> None:
+    import gc
+    import pickle
+
+    from rewards.ingest.discover import read_chunk
+
+    items = trial_items(synthetic_job(harbor_files, tmp_path, 40))
+    kept = read_chunk(items, None)
+    assert all(isinstance(r, PreparedTrial) and r.bundle is not None for r in kept)
+    collections: list[dict[str, Any]] = []
+
+    def record(phase: str, info: dict[str, Any]) -> None:
+        if phase == "start":
+            collections.append(info)
+
+    gc.collect()
+    gc.callbacks.append(record)
+    try:
+        freed = read_chunk(items, None, keep_bundles=False)
+        answer = pickle.dumps(freed)  # what a reader process then does with it
+    finally:
+        gc.callbacks.remove(record)
+    # No bundle is left to hand over (none would be: it does not pickle)...
+    assert all(isinstance(r, PreparedTrial) and r.bundle is None for r in freed)
+    # ...and the parsed files went with them while the collector was off, so the collection
+    # that the chunk's allocations would start on the next allocation had nothing to walk.
+    assert collections == []
+
+    # The trials' rows are the same either way (their children's carry the moment read).
+    def rows(read: list[Any]) -> list[tuple[Any, ...]]:
+        return [(r.trial, r.digest, list(r.children)) for r in read]
+
+    assert rows(pickle.loads(answer)) == rows(kept)  # noqa: S301 (our own bytes)
+
+
 def test_a_chunks_trials_of_one_task_carry_one_task_record(
     harbor_files: Path, tmp_path: Path
 ) -> None:

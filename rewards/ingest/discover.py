@@ -258,13 +258,22 @@ def read_chunk(
     items: list[HarborTrialItem | ContractTrialItem],
     job: str | None,
     stored: list[StoredTrial | None] | None = None,
+    *,
+    keep_bundles: bool = True,
 ) -> list[Read]:
     """Read trial items and prepare their rows; runs in a reader process (what it returns
     pickles as plain data). An item whose folder still has its `stored` fingerprint is
-    "unchanged" and is not read."""
+    "unchanged" and is not read. A reader process keeps no bundle (`keep_bundles`): it would
+    not be handed over anyway, and freed here, before the collector runs again, its parsed
+    files are not walked by the collection the next allocation starts."""
     # Whatever cycles the chunk leaves are collected once it is done.
     with cycle_collector_paused():
-        return _read_chunk(items, job, stored)
+        outcomes = _read_chunk(items, job, stored)
+        if not keep_bundles:
+            for outcome in outcomes:
+                if isinstance(outcome, PreparedTrial):
+                    outcome.bundle = None
+        return outcomes
 
 
 @contextmanager
@@ -427,7 +436,8 @@ class ItemReader:
             return
         try:
             job, stored = self.job, self._stored(batch)
-            self._inflight.append((pool.submit(read_chunk, batch, job, stored), batch))
+            future = pool.submit(read_chunk, batch, job, stored, keep_bundles=False)
+            self._inflight.append((future, batch))
         except RuntimeError:  # the pool broke or shut down: read here instead
             self._pool = None
             yield from read_chunk(batch, self.job, self._stored(batch))
