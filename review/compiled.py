@@ -1,16 +1,20 @@
 """Queries of fixed shape run on every view of a page, compiled by the ORM once per process.
 
-Compiling a queryset to SQL costs Django about 0.2 ms, as much as PostgreSQL takes to answer
-a query that reads one trial's rows by index; the trial page runs four such queries on every
-view. `ByTrial` builds its queryset for a placeholder trial once, keeps the SQL Django wrote
-for it (so vendor details such as NULLS LAST stay Django's), and runs it for each trial
-through `model_rows`, which converts every value as the ORM does (JSON decoded, booleans and
-datetimes typed). Each is still one query that Django logs and tests count.
+Building and compiling a queryset costs Django 0.2 ms for a query that reads one trial's
+rows by index (as much as PostgreSQL takes to answer it) and 1.5 ms for the trial page's
+trial with its job, task, scenario and neighbours. Each helper here has the ORM write a
+query's SQL once (so vendor details such as NULLS LAST stay Django's), keeps it, and runs it
+again with new values, its rows converted as the ORM converts them (JSON decoded, booleans
+and datetimes typed). Each is still one query that Django logs and tests count.
 
-`model_rows` cannot follow a relation as `select_related` does; `users` names foreign keys
-to the user model whose username the page shows: it is read by a JOIN in the same query, and
-each row gets its user as an instance whose other fields are deferred (read from the database
-if anything asks for them), so `annotation.reviewer.get_username()` costs no query.
+- `instances(key, build, value)`: model instances, their `select_related` rows, deferred
+  fields and annotations as the ORM's own iterator gives them; `build` is called with a
+  probe value once and the probe's place among the parameters takes each value after.
+  `instance_by_pk` finds one; `ByTrial` a trial's rows (and their authors' usernames).
+- `value_rows(key, build)`: the dicts of a `.values()` queryset whose SQL and parameters
+  follow from `key` (a filter's query string: `TrialFilterForm.sql_key`).
+- `model_rows(model, sql, params)`: instances from SQL written by hand, as `QuerySet.raw`
+  gives them, the columns matched to the fields once per statement.
 """
 
 from __future__ import annotations
@@ -18,57 +22,41 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
+from weakref import ref as weak_ref
 
 from django.contrib.auth import get_user_model
 from django.core.exceptions import FieldDoesNotExist
 from django.db import connection
-from django.db.models import F, Model, QuerySet
+from django.db.models import Model, QuerySet
 from django.db.models.query import get_related_populators
 from django.db.models.sql import Query
 
 from rewards.remembered import Remembered
 
-_PLACEHOLDER = 0
-
 
 class ByTrial[M: Model]:
-    """`build(trial_id)`: a queryset whose only parameter is the trial's id."""
+    """`build(trial_id)`: a queryset of one trial's rows, run by SQL the ORM writes once
+    (`instances`). `users` names foreign keys to the user model whose username the page
+    shows: read by a JOIN in the same query, each row's user an instance whose other fields
+    are deferred (read from the database if anything asks for them)."""
 
     def __init__(self, build: Callable[[int], QuerySet[M]], *, users: tuple[str, ...] = ()) -> None:
         self.build = build
         self.users = users
-        self._compiled: dict[str, tuple[type[M], str]] = {}
 
-    def compiled(self) -> tuple[type[M], str]:
-        """The model and the SQL of the query, written by the ORM for this database."""
-        found = self._compiled.get(connection.vendor)
-        if found is None:
-            queryset = self.build(_PLACEHOLDER)
-            username = get_user_model().USERNAME_FIELD
-            queryset = queryset.annotate(
-                **{_name_of(user): F(f"{user}__{username}") for user in self.users}
-            )
-            sql, params = queryset.query.sql_with_params()
-            if tuple(params) != (_PLACEHOLDER,):
-                raise ValueError(f"a ByTrial query takes the trial id alone, not {params!r}")
-            found = self._compiled[connection.vendor] = (queryset.model, sql)
-        return found
+    def queryset(self, trial_id: int) -> QuerySet[M]:
+        queryset = self.build(trial_id)
+        if not self.users:
+            return queryset
+        user = get_user_model()
+        shown = {user._meta.pk.name, user.USERNAME_FIELD}
+        unread = [f.name for f in user._meta.concrete_fields if f.name not in shown]
+        return queryset.select_related(*self.users).defer(
+            *(f"{relation}__{name}" for relation in self.users for name in unread)
+        )
 
     def __call__(self, trial_id: int) -> list[M]:
-        model, sql = self.compiled()
-        rows = model_rows(model, sql, [trial_id])
-        if self.users:
-            user_model = get_user_model()
-            fields = ["id", user_model.USERNAME_FIELD]
-            for row in rows:
-                for user in self.users:
-                    values = [getattr(row, f"{user}_id"), getattr(row, _name_of(user))]
-                    setattr(row, user, user_model.from_db(connection.alias, fields, values))
-        return rows
-
-
-def _name_of(user: str) -> str:
-    return f"compiled_{user}_name"
+        return instances(("ByTrial", self), self.queryset, trial_id)
 
 
 # --- model instances from SQL written once ------------------------------------------------
@@ -236,39 +224,51 @@ _INSTANCES: Remembered[tuple[Hashable, ...], _Instance] = Remembered(256)
 _PROBE = -7_345_012_991
 
 
-def instance_by_pk[M: Model](
-    key: tuple[Hashable, ...], build: Callable[[Any], QuerySet[M]], pk: int
-) -> M | None:
-    """The instance `build(pk)` finds, None if none: its `select_related` rows, deferred
-    fields and annotations as the ORM gives them (`ModelIterable`), with the SQL written by
-    the ORM once per `key`: `build` is called with a probe key the first time, and the probe's
-    place among the parameters takes `pk` from then on. `key` must name everything else the
-    SQL depends on. Building and compiling a queryset that joins four tables and probes two
-    neighbours costs Django about 1.5 ms, seven times what PostgreSQL takes to answer it."""
+def instances[M: Model](
+    key: tuple[Hashable, ...], build: Callable[[Any], QuerySet[M]], value: Any, *, limit: int = 0
+) -> list[M]:
+    """The instances `build(value)` finds (`limit`: at most that many), their `select_related`
+    rows, deferred fields and annotations as the ORM's own iterator gives them
+    (`ModelIterable`), with the SQL written by the ORM once per `key`: `build` is called with
+    a probe value the first time, and the probe's place among the parameters takes `value`
+    from then on. `key` must name everything else the SQL depends on."""
     full_key = (connection.vendor, connection.alias, *key)
     found = _INSTANCES.recall([full_key]).get(full_key)
     if found is None:
         found = _compile_instance(build(_PROBE))
         _INSTANCES.remember({full_key: found})
     params = list(found.params)
-    params[found.slot] = pk
+    params[found.slot] = value
     with connection.cursor() as cursor:
         cursor.execute(found.sql, params)
-        fetched = cursor.fetchmany(1)
-    if not fetched:
-        return None
-    [row] = _converted(fetched, found.converters)
-    alias = connection.alias
-    mode = found.fetch_mode
-    instance = found.model.from_db(
-        alias, found.names, row[found.start : found.end], fetch_mode=mode
-    )
-    # (One instance: the peers a FETCH_PEERS mode would fetch alongside are none.)
-    for populator in get_related_populators(found.klass_info, list(found.select), alias, mode):
-        populator.populate(row, instance)
-    for name, position in found.annotations:
-        setattr(instance, name, row[position])
-    return cast(M, instance)
+        fetched = cursor.fetchmany(limit) if limit else cursor.fetchall()
+    alias, mode = connection.alias, found.fetch_mode
+    populators = get_related_populators(found.klass_info, list(found.select), alias, mode)
+    made: list[M] = []
+    peers: list[Any] = []
+    for row in _converted(fetched, found.converters):
+        instance = found.model.from_db(
+            alias, found.names, row[found.start : found.end], fetch_mode=mode
+        )
+        if mode.track_peers:
+            peers.append(weak_ref(instance))
+            instance._state.peers = peers
+        for populator in populators:
+            populator.populate(row, instance)
+        for name, position in found.annotations:
+            setattr(instance, name, row[position])
+        made.append(cast(M, instance))
+    return made
+
+
+def instance_by_pk[M: Model](
+    key: tuple[Hashable, ...], build: Callable[[Any], QuerySet[M]], pk: int
+) -> M | None:
+    """The one instance `build(pk)` finds, None if none (`instances`). Building and compiling
+    a queryset that joins four tables and probes two neighbours costs Django about 1.5 ms,
+    seven times what PostgreSQL takes to answer it."""
+    found = instances(key, build, pk, limit=1)
+    return found[0] if found else None
 
 
 def _compile_instance(queryset: QuerySet[Any]) -> _Instance:
@@ -276,7 +276,7 @@ def _compile_instance(queryset: QuerySet[Any]) -> _Instance:
     sql, params = compiler.as_sql()
     slots = [i for i, value in enumerate(params) if value == _PROBE]
     if len(slots) != 1:
-        raise ValueError("instance_by_pk needs a queryset that takes the key once")
+        raise ValueError("a kept query must take the probe value exactly once")
     klass_info, select = compiler.klass_info, compiler.select
     fields = klass_info["select_fields"]
     start, end = fields[0], fields[-1] + 1

@@ -81,10 +81,16 @@ def test_another_trials_rows_are_never_read() -> None:
     assert _SCORERS(10**9) == []
 
 
-def test_a_query_with_another_parameter_is_refused() -> None:
-    rows = ByTrial(lambda pk: ScorerResult.objects.filter(trial_id=pk, name="x"))
-    with pytest.raises(ValueError, match="trial id alone"):
-        rows(1)
+def test_a_querys_own_parameters_are_kept_and_the_trial_id_taken_each_time() -> None:
+    one = f.make_trial(scorers=[f.scorer("x"), f.scorer("y")])
+    other = f.make_trial(scorers=[f.scorer("x")])
+    named_x = ByTrial(lambda pk: ScorerResult.objects.filter(trial_id=pk, name="x"))
+    assert [(s.trial_id, s.name) for s in named_x(one.pk)] == [(one.pk, "x")]
+    assert [(s.trial_id, s.name) for s in named_x(other.pk)] == [(other.pk, "x")]
+    # A query that takes the trial twice cannot be kept: which place is the trial's?
+    twice = ByTrial(lambda pk: ScorerResult.objects.filter(trial_id=pk, trial__job__trials=pk))
+    with pytest.raises(ValueError, match="exactly once"):
+        twice(one.pk)
 
 
 def test_annotations_and_adjudications_come_with_their_authors_in_one_query_each(
