@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import html
 from collections import defaultdict
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from typing import Any, cast
@@ -33,7 +32,6 @@ from django.http import QueryDict
 from django.urls import reverse
 from django.utils.safestring import SafeString
 
-from review.compiled import value_rows
 from review.filters import NONE_VALUE, TrialFilterForm, judged_value
 from review.models import (
     JobJudgmentTally,
@@ -331,7 +329,9 @@ def grouped_counts(form: TrialFilterForm, dimension: Dimension) -> list[dict[str
     Over every trial, or one job's, the kept tallies are summed (a few hundred rows); under
     any other filter the latest judgments of its trials are grouped, by the gates they carry.
     """
-    return _remembered(form, ("grouped_counts", dimension.key), lambda: _grouped(form, dimension))
+    return form.kept_rows(
+        ("agreement", "grouped_counts", dimension.key), lambda: _grouped(form, dimension)
+    )
 
 
 def _grouped(form: TrialFilterForm, dimension: Dimension) -> QuerySet[Any]:
@@ -349,18 +349,6 @@ def _grouped(form: TrialFilterForm, dimension: Dimension) -> QuerySet[Any]:
         .values("verifier", **gates, human=F(form.counted_field), group=F(dimension.key))
         .annotate(count=Count("pk"))
     )
-
-
-def _remembered(
-    form: TrialFilterForm, name: tuple[str, ...], build: Callable[[], QuerySet[Any]]
-) -> list[dict[str, Any]]:
-    """The rows of the `.values()` queryset `build()` gives for this filter, its SQL kept by
-    the query string when that alone decides it (`review.compiled.value_rows`): a page seen
-    again, or after a new annotation, runs it without building the queryset anew."""
-    key = form.sql_key()
-    if key is None:
-        return list(build())
-    return value_rows(("agreement", *name, *key), build)
 
 
 def _empty() -> list[list[int]]:
@@ -441,9 +429,8 @@ def pair_counts(form: TrialFilterForm) -> list[PairRow]:
     Krippendorff's alpha needs to weigh each pair.
     """
     if _reads_tallies(form):
-        rows = _remembered(
-            form,
-            ("pair_counts",),
+        rows = form.kept_rows(
+            ("agreement", "pair_counts"),
             lambda: _tallies(form, PairTally, JobPairTally).values(*PAIR_COLUMNS),
         )
         return [cast(PairRow, tuple(row[c] for c in PAIR_COLUMNS)) for row in rows]

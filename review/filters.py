@@ -12,7 +12,7 @@ import binascii
 import copy
 import hashlib
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Hashable, Iterator
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
 from functools import lru_cache
@@ -716,7 +716,7 @@ class TrialFilterForm(forms.Form):
 
         `remember_as` names a `.values()` queryset that is the same on every call (the
         explorer's rows): the SQL the ORM writes for each filter is then kept, by the filter
-        (`sql_key`) and cursor as the URL gives them (`review.compiled.value_rows`), and a
+        (`kept_rows`) and cursor as the URL gives them (`review.compiled.value_rows`), and a
         page seen again runs it without building and compiling the queryset anew.
         """
         sort = self.current_sort
@@ -729,10 +729,9 @@ class TrialFilterForm(forms.Form):
             except CursorError:
                 self.add_error("after", "This page link is out of date; showing the first page.")
         # A sort by name walks the names the database holds: its SQL follows from more.
-        sql_key = self.sql_key() if remember_as and key.field not in BY_NAME else None
-        if sql_key is not None:
-            rows = value_rows(
-                (remember_as, *sql_key, cursor, size),
+        if remember_as and key.field not in BY_NAME:
+            rows = self.kept_rows(
+                (remember_as, cursor, size),
                 lambda: _first_rows_query(self.filter(queryset), sort, after, size + 1),
             )
         else:
@@ -754,6 +753,18 @@ class TrialFilterForm(forms.Form):
         if self.errors or self._value("q"):
             return None
         return (self.canonical_query().urlencode(), get_current_timezone_name())
+
+    def kept_rows(
+        self, name: tuple[Hashable, ...], build: Callable[[], QuerySet[Any]]
+    ) -> list[Any]:
+        """The rows of the `.values()` queryset `build()` gives for this filter (`name` says
+        which query): its SQL kept by `name` and `sql_key` (`review.compiled.value_rows`), so
+        that a page seen again runs it without building the queryset anew; built anew each
+        time when the query string alone does not decide it."""
+        key = self.sql_key()
+        if key is None:
+            return list(build())
+        return value_rows((*name, *key), build)
 
     @property
     def sorts_by_name(self) -> bool:
