@@ -9,7 +9,7 @@ refused before anything runs, with the scorer and the field named.
 from __future__ import annotations
 
 import posixpath
-import shlex
+import subprocess
 from typing import Annotated, Any, Literal, get_args
 
 from pydantic import (
@@ -61,6 +61,10 @@ class _Spec(BaseModel):
         return self.model_dump(mode="json", exclude={"name", "type", "required"})
 
 
+# Commands run by the POSIX shell, as CI runners and Harbor's verifiers run theirs.
+SHELL = "/bin/sh"
+
+
 class CommandSpec(_Spec):
     type: Literal["command"]
     command: Annotated[str, Field(min_length=1, max_length=10_000)]
@@ -68,18 +72,27 @@ class CommandSpec(_Spec):
 
     @field_validator("command")
     @classmethod
-    def _splits(cls, value: str) -> str:
-        # The command is run as an argv list, never through a shell: it must split.
-        try:
-            argv = shlex.split(value)
-        except ValueError as exc:
-            raise ValueError(f"cannot be split into arguments ({exc})") from None
-        if not argv:
-            raise ValueError("names no program")
+    def _parses(cls, value: str) -> str:
+        # The command is a shell command (seed 003: "Shell command exits non-zero"), written
+        # by staff: `sh -n` reads it without running anything, so a scenario with a syntax
+        # error is refused when it is saved, not when a trial is graded.
+        if not value.strip():
+            raise ValueError("names no command")
+        checked = subprocess.run(  # noqa: S603 (sh -n only parses; nothing is executed)
+            [SHELL, "-n", "-c", value],
+            capture_output=True,
+            text=True,
+            errors="replace",
+            timeout=10,
+            check=False,
+        )
+        if checked.returncode != 0:
+            reason = checked.stderr.strip().splitlines()
+            raise ValueError(f"is not a valid shell command ({reason[-1] if reason else 'sh -n'})")
         return value
 
     def argv(self) -> list[str]:
-        return shlex.split(self.command)
+        return [SHELL, "-c", self.command]
 
 
 class AllowedPathsSpec(_Spec):

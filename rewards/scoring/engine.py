@@ -5,8 +5,9 @@ for example a test-content check when no test files changed, returns N/A". Path 
 shell-style fnmatch globs in which `*` crosses `/` (`src/*` matches `src/deep/file.py`).
 `llm_judge` is not run here: its rubric goes to the judge.
 
-Commands come only from the scenario (written by staff), are split with `shlex` and run as an
-argv list in the workspace, never through a shell and never built from artifact text.
+A `command` scorer is a shell command (seed 003: "Shell command exits non-zero"); it comes only
+from the scenario (written by staff), never from artifact text, and runs as `sh -c` in the
+workspace, in its own process group, killed with its children at its timeout.
 """
 
 from __future__ import annotations
@@ -322,7 +323,7 @@ def run_command(spec: config.CommandSpec, cwd: Path, hidden_env: Sequence[str]) 
     started = time.monotonic()
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         try:
-            process = subprocess.Popen(  # noqa: S603 (argv from the staff-written scenario)
+            process = subprocess.Popen(  # noqa: S603 (sh -c of the staff-written scenario's command)
                 spec.argv(),
                 cwd=cwd,
                 stdin=subprocess.DEVNULL,

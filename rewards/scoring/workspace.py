@@ -129,7 +129,17 @@ def read_changes(
             "GIT_ALTERNATE_OBJECT_DIRECTORIES": str(objects.resolve()),
         }
         _git(root, ["read-tree", commit], env=env)
-        _git(root, [*neutral, "add", "--all", "--", "."], env=env)
+        _git(root, [*neutral, "add", "--update", "--", "."], env=env)
+        # Files the baseline did not have are listed with the baseline's ignore rules alone:
+        # the agent's own .gitignore, info/exclude or core.excludesFile would let it hide a
+        # file it added (a workflow, a key) from every scorer.
+        ignored = Path(tmp) / "baseline-ignore"
+        ignored.write_text(baseline_ignore_rules(root, commit), "utf-8", "surrogateescape")
+        listing = ["ls-files", "--others", "-z", f"--exclude-from={ignored}"]
+        if new := _git(root, listing, env=env):
+            adding = ["add", "--force", "--pathspec-from-file=-", "--pathspec-file-nul"]
+            literal = {**env, "GIT_LITERAL_PATHSPECS": "1"}
+            _git(root, [*neutral, *adding], env=literal, stdin=new)
         diff = [*neutral, "diff", "--cached", "--no-color", "--no-ext-diff", "--no-textconv", "-M"]
         status = _git(root, [*diff, "--name-status", "-z", commit], env=env)
         line_diff, lines_truncated = _git_bounded(
@@ -146,6 +156,32 @@ def read_changes(
         patch_truncated=patch_truncated,
         lines_truncated=lines_truncated,
     )
+
+
+def baseline_ignore_rules(root: Path, commit: str) -> str:
+    """The ignore rules of the baseline's .gitignore files, as patterns from the top.
+
+    A pattern in `dir/.gitignore` with a slash before its end is relative to `dir/`; one
+    without matches at any depth below `dir/` (gitignore(5)).
+    """
+    names = _git(root, ["ls-tree", "-r", "-z", "--name-only", commit]).split("\0")
+    rules: list[str] = []
+    for name in names:
+        if name == ".gitignore" or name.endswith("/.gitignore"):
+            folder = name.removesuffix(".gitignore")
+            text = _git(root, ["cat-file", "blob", f"{commit}:{name}"])
+            rules.extend(_from_top(folder, line) for line in text.splitlines())
+    return "".join(f"{rule}\n" for rule in rules)
+
+
+def _from_top(folder: str, line: str) -> str:
+    if not folder or not line.strip() or line.startswith("#"):
+        return line
+    negated = "!" if line.startswith("!") else ""
+    pattern = line.removeprefix(negated)
+    if "/" in pattern.rstrip().rstrip("/"):
+        return f"{negated}{folder}{pattern.lstrip('/')}"
+    return f"{negated}{folder}**/{pattern}"
 
 
 def _filter_drivers(root: Path) -> list[str]:
@@ -186,10 +222,12 @@ def _git(
     args: list[str],
     env: dict[str, str] | None = None,
     ok_codes: tuple[int, ...] = (0,),
+    stdin: str | None = None,
 ) -> str:
     try:
         done = subprocess.run(  # noqa: S603 (an argv list, no shell)
             _command(root, args),
+            input=None if stdin is None else stdin.encode("utf-8", "surrogateescape"),
             capture_output=True,
             env=_environment(env),
             timeout=GIT_TIMEOUT_S,
