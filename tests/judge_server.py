@@ -26,7 +26,9 @@ GOOD_ANSWER: dict[str, Any] = {
 @dataclass
 class FakeJudge:
     """`reply` is what the next requests get: ("completion", content) wraps `content` in a
-    chat completion; ("body", text) sends text as is; ("status", code); ("slow", seconds)."""
+    chat completion; ("body", text) sends text as is; ("status", code); ("slow", seconds);
+    ("busy", n): 429 with Retry-After to the first n requests; ("drip", seconds): the body one
+    byte at a time."""
 
     url: str = ""
     reply: tuple[str, Any] = ("completion", json.dumps(GOOD_ANSWER))
@@ -50,7 +52,7 @@ def _handler(judge: FakeJudge) -> type[BaseHTTPRequestHandler]:
 
         def do_POST(self) -> None:
             judge.paths.append(self.path)
-            judge.headers.append(dict(self.headers))
+            judge.headers.append({k.lower(): v for k, v in self.headers.items()})
             length = int(self.headers.get("Content-Length", "0"))
             judge.requests.append(json.loads(self.rfile.read(length)))
             kind, value = judge.reply
@@ -67,6 +69,24 @@ def _handler(judge: FakeJudge) -> type[BaseHTTPRequestHandler]:
             if kind == "status":
                 self._send(value, b'{"error": {"message": "overloaded"}}')
                 return
+            if kind == "busy":  # 429 with Retry-After for the first `value` requests
+                if len(judge.requests) <= value:
+                    self._send(429, b'{"error": {"message": "slow down"}}', {"Retry-After": "0.5"})
+                    return
+                kind, value = "completion", json.dumps(GOOD_ANSWER)
+            if kind == "drip":  # headers at once, then one byte of the body every `value` s
+                body = json.dumps(GOOD_ANSWER).encode()
+                self.send_response(200)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                for byte in body:
+                    try:
+                        self.wfile.write(bytes([byte]))
+                        self.wfile.flush()
+                    except (BrokenPipeError, ConnectionResetError):
+                        return
+                    time.sleep(value)
+                return
             if kind == "completion":
                 value = json.dumps(
                     {
@@ -80,9 +100,11 @@ def _handler(judge: FakeJudge) -> type[BaseHTTPRequestHandler]:
                 )
             self._send(200, value.encode())
 
-        def _send(self, status: int, body: bytes) -> None:
+        def _send(self, status: int, body: bytes, headers: dict[str, str] | None = None) -> None:
             try:
                 self.send_response(status)
+                for name, value in (headers or {}).items():
+                    self.send_header(name, value)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(body)))
                 self.end_headers()

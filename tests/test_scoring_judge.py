@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
 from datetime import UTC, datetime
@@ -66,7 +67,7 @@ def test_the_request_speaks_the_protocol_and_sends_what_the_seed_lists(
 ) -> None:
     ask_judge(coding_input(), JudgeSettings.from_env(), now=NOW)
     assert judge_server.paths == ["/v1/chat/completions"]
-    assert judge_server.headers[0]["Authorization"] == "Bearer sk-test-judge"
+    assert judge_server.headers[0]["authorization"] == "Bearer sk-test-judge"
     request = judge_server.requests[0]
     assert request["model"] == "judge-large"
     assert [m["role"] for m in request["messages"]] == ["system", "user"]
@@ -136,7 +137,7 @@ def test_a_ledger_run_sends_no_workspace_evidence() -> None:
         ),
         (("status", 500), "the endpoint answered HTTP 500"),
         (("status", 302), "the endpoint answered HTTP 302"),
-        (("truncated", None), "the response is not a chat completion"),
+        (("truncated", None), "the answer broke off (RemoteProtocolError)"),
     ],
 )
 def test_any_failure_is_an_unparseable_verdict_with_the_raw_response(
@@ -163,11 +164,42 @@ def test_a_slow_judge_times_out_as_unparseable(
     verdict = ask_judge(coding_input(), JudgeSettings.from_env())
     assert time.monotonic() - started < 2.5
     assert verdict.verdict == "UNPARSEABLE"
-    assert verdict.reasoning == "no answer within 1s"
+    assert verdict.reasoning.startswith("no complete answer within 1s (waited 1.")
+
+
+def test_a_dripping_judge_is_cut_off_at_the_whole_calls_deadline(
+    judge_server: FakeJudge, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Headers at once, then a byte every 0.2 s: each read is quick, the whole call is not.
+    monkeypatch.setenv("TRIALDESK_JUDGE_TIMEOUT_S", "1")
+    judge_server.reply = ("drip", 0.2)
+    started = time.monotonic()
+    verdict = ask_judge(coding_input(), JudgeSettings.from_env())
+    assert time.monotonic() - started < 2
+    assert verdict.verdict == "UNPARSEABLE"
+    assert verdict.reasoning.startswith("no complete answer within 1s (waited 1.")
+
+
+def test_a_busy_judge_is_asked_again_after_its_retry_after(judge_server: FakeJudge) -> None:
+    judge_server.reply = ("busy", 2)
+    started = time.monotonic()
+    verdict = ask_judge(coding_input(), JudgeSettings.from_env())
+    assert verdict.verdict == "FAIL"
+    assert len(judge_server.requests) == 3
+    assert time.monotonic() - started >= 1.0  # two waits of the 0.5 s Retry-After
+
+
+def test_a_judge_still_busy_after_the_retries_is_unparseable(judge_server: FakeJudge) -> None:
+    judge_server.reply = ("busy", 10)
+    settings = dataclasses.replace(JudgeSettings.from_env(), retries=1)
+    verdict = ask_judge(coding_input(), settings)
+    assert (verdict.verdict, verdict.reasoning) == ("UNPARSEABLE", "the endpoint answered HTTP 429")
+    assert "slow down" in verdict.raw_response
+    assert len(judge_server.requests) == 2
 
 
 def test_an_unreachable_endpoint_is_unparseable() -> None:
-    settings = JudgeSettings(base_url="http://127.0.0.1:9/v1", model="m", timeout_s=2)
+    settings = JudgeSettings(base_url="http://127.0.0.1:9/v1", model="m", timeout_s=2, retries=0)
     verdict = ask_judge(coding_input(), settings)
     assert verdict.verdict == "UNPARSEABLE"
     assert verdict.reasoning.startswith("the endpoint could not be reached")
@@ -210,5 +242,5 @@ def test_settings_defaults() -> None:
     settings = JudgeSettings.from_env(
         {"TRIALDESK_JUDGE_BASE_URL": "https://llm.example/v1/", "TRIALDESK_JUDGE_MODEL": "m"}
     )
-    assert settings.url == "https://llm.example/v1/chat/completions"
-    assert (settings.api_key, settings.timeout_s) == ("", 120.0)
+    assert settings.base_url == "https://llm.example/v1/"
+    assert (settings.api_key, settings.timeout_s, settings.retries) == ("", 120.0, 3)

@@ -5,7 +5,9 @@ Any OpenAI-compatible endpoint works; it is configured by environment, never by 
     TRIALDESK_JUDGE_BASE_URL   e.g. https://api.openai.com/v1 (…/chat/completions is appended)
     TRIALDESK_JUDGE_MODEL      the model name sent in the request
     TRIALDESK_JUDGE_API_KEY    sent as a Bearer token (optional for local servers)
-    TRIALDESK_JUDGE_TIMEOUT_S  the whole call's deadline, default 120
+    TRIALDESK_JUDGE_TIMEOUT_S  the whole call's deadline (retries included), default 120
+    TRIALDESK_JUDGE_RETRIES    how many times a 429, a 5xx or a dropped connection is tried
+                               again (waiting as Retry-After says, else backing off), default 3
 
 The judge receives what the seed lists: the task, the trajectory, the workspace diff
 (truncated for very large changes), the objective test result and its command, the scorer
@@ -15,25 +17,25 @@ unparseable verdicts and do not fail the run": `ask_judge` never raises for the 
 sake; a timeout, an HTTP error, a body that is not JSON or an answer missing a field all
 become an UNPARSEABLE verdict keeping the raw response.
 
-Plain `urllib` (standard library): one POST with a JSON body needs no client library, and the
-opener is built to follow no redirect (the key is never sent anywhere but the endpoint).
-Nothing here fetches a URL found in an artifact: the only URL is the configured endpoint.
+The call goes through the maintained `openai` client (its retries honour Retry-After and back
+off with jitter), following no redirect, so the key is never sent anywhere but the endpoint;
+one deadline bounds the whole call, so a server that drips its answer cannot hold a grading
+run. Nothing here fetches a URL found in an artifact: the only URL is the configured endpoint.
 """
 
 from __future__ import annotations
 
-import http.client
+import asyncio
 import json
 import logging
 import os
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
+import openai
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from rewards.schemas import FactCheck, JudgeVerdict, Rating, describe_validation_error
@@ -46,6 +48,8 @@ MAX_TEXT_CHARS = 8_000
 MAX_RESPONSE_BYTES = 1024 * 1024
 MAX_RAW_RESPONSE_CHARS = 64 * 1024
 DEFAULT_TIMEOUT_S = 120.0
+DEFAULT_RETRIES = 3
+MAX_RETRIES = 10
 
 ExpectedOutcome = Literal["completion", "refusal"]
 
@@ -60,10 +64,7 @@ class JudgeSettings:
     model: str
     api_key: str = ""
     timeout_s: float = DEFAULT_TIMEOUT_S
-
-    @property
-    def url(self) -> str:
-        return self.base_url.rstrip("/") + "/chat/completions"
+    retries: int = DEFAULT_RETRIES
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> JudgeSettings:
@@ -80,7 +81,17 @@ class JudgeSettings:
             timeout = float(env.get("TRIALDESK_JUDGE_TIMEOUT_S", "") or DEFAULT_TIMEOUT_S)
         except ValueError:
             raise JudgeNotConfigured("TRIALDESK_JUDGE_TIMEOUT_S must be a number") from None
-        return cls(base_url, model, env.get("TRIALDESK_JUDGE_API_KEY", ""), max(1.0, timeout))
+        try:
+            retries = int(env.get("TRIALDESK_JUDGE_RETRIES", "") or DEFAULT_RETRIES)
+        except ValueError:
+            raise JudgeNotConfigured("TRIALDESK_JUDGE_RETRIES must be a whole number") from None
+        return cls(
+            base_url,
+            model,
+            env.get("TRIALDESK_JUDGE_API_KEY", ""),
+            max(1.0, timeout),
+            min(max(0, retries), MAX_RETRIES),
+        )
 
 
 def is_configured() -> bool:
@@ -232,43 +243,54 @@ class _Unusable(Exception):
         self.raw = raw
 
 
-class _NoRedirects(urllib.request.HTTPRedirectHandler):
-    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
-        return None  # a 3xx becomes an HTTPError: the request goes nowhere else
-
-
-def _post(settings: JudgeSettings, body: bytes) -> bytes:
-    headers = {"Content-Type": "application/json", "Accept": "application/json"}
-    if settings.api_key:
-        headers["Authorization"] = f"Bearer {settings.api_key}"
-    request = urllib.request.Request(settings.url, data=body, headers=headers, method="POST")  # noqa: S310 (http(s) only, checked in from_env)
-    opener = urllib.request.build_opener(_NoRedirects)
-    deadline = time.monotonic() + settings.timeout_s
+async def _post(settings: JudgeSettings, request: dict[str, Any]) -> bytes:
+    """The endpoint's answer to one chat-completions request, within the whole deadline."""
+    started = time.monotonic()
     try:
-        with opener.open(request, timeout=settings.timeout_s) as response:
-            chunks: list[bytes] = []
-            size = 0
-            # The socket timeout bounds each read; the deadline bounds a server that drips.
-            while chunk := response.read(65536):
+        async with asyncio.timeout(settings.timeout_s):
+            return await _completion(settings, request)
+    except TimeoutError:
+        waited = time.monotonic() - started
+        raise _Unusable(
+            f"no complete answer within {settings.timeout_s:g}s (waited {waited:.1f}s)"
+        ) from None
+    except openai.APIConnectionError as exc:
+        raise _Unusable(f"the endpoint could not be reached ({exc.__cause__ or exc})") from None
+    except openai.APIStatusError as exc:
+        raw = exc.response.text[:MAX_RAW_RESPONSE_CHARS]
+        raise _Unusable(f"the endpoint answered HTTP {exc.status_code}", raw) from None
+
+
+async def _completion(settings: JudgeSettings, request: dict[str, Any]) -> bytes:
+    client = openai.AsyncOpenAI(
+        base_url=settings.base_url,
+        api_key=settings.api_key or "none",  # never sent: see the Authorization header below
+        max_retries=settings.retries,
+        timeout=settings.timeout_s,
+        http_client=openai.DefaultAsyncHttpxClient(follow_redirects=False),
+    )
+    # A local server without a key gets no Authorization header at all.
+    headers = None if settings.api_key else {"Authorization": openai.omit}
+    create = client.chat.completions.with_streaming_response.create
+    async with client, create(**request, extra_headers=headers) as answer:
+        status = answer.http_response.status_code
+        chunks: list[bytes] = []
+        size = 0
+        try:
+            async for chunk in answer.iter_bytes():
                 chunks.append(chunk)
                 size += len(chunk)
                 if size > MAX_RESPONSE_BYTES:
                     raise _Unusable(f"the response is larger than {MAX_RESPONSE_BYTES} bytes")
-                if time.monotonic() > deadline:
-                    raise _Unusable(f"no complete answer within {settings.timeout_s:g}s")
-            return b"".join(chunks)
-    except urllib.error.HTTPError as exc:
-        raw = exc.read(MAX_RAW_RESPONSE_CHARS).decode("utf-8", "replace") if exc.fp else ""
-        raise _Unusable(f"the endpoint answered HTTP {exc.code}", raw) from None
-    except TimeoutError:
-        raise _Unusable(f"no answer within {settings.timeout_s:g}s") from None
-    except urllib.error.URLError as exc:
-        reason = exc.reason
-        if isinstance(reason, TimeoutError):
-            raise _Unusable(f"no answer within {settings.timeout_s:g}s") from None
-        raise _Unusable(f"the endpoint could not be reached ({reason})") from None
-    except (OSError, ValueError, http.client.HTTPException) as exc:
-        raise _Unusable(f"the call failed ({type(exc).__name__})") from None
+        except _Unusable:
+            raise
+        except Exception as exc:  # the transport's own: the connection closed mid-answer
+            raise _Unusable(f"the answer broke off ({type(exc).__name__})") from None
+        body = b"".join(chunks)
+        if status >= 300:  # a redirect is not followed: the key goes to the endpoint only
+            raw = body[:MAX_RAW_RESPONSE_CHARS].decode("utf-8", "replace")
+            raise _Unusable(f"the endpoint answered HTTP {status}", raw)
+        return body
 
 
 def _content(raw: bytes) -> tuple[str, str]:
@@ -312,17 +334,15 @@ def ask_judge(
     data: JudgeInput, settings: JudgeSettings, *, now: datetime | None = None
 ) -> JudgeVerdict:
     """One judge call; always a verdict, UNPARSEABLE when anything went wrong."""
-    body = json.dumps(
-        {
-            "model": settings.model,
-            "messages": build_messages(data),
-            "temperature": 0,
-            "response_format": {"type": "json_object"},
-        }
-    ).encode()
+    request = {
+        "model": settings.model,
+        "messages": build_messages(data),
+        "temperature": 0,
+        "response_format": {"type": "json_object"},
+    }
     scored_at = now or datetime.now(UTC)
     try:
-        content, model = _content(_post(settings, body))
+        content, model = _content(asyncio.run(_post(settings, request)))
         answer = _answer(content)
     except _Unusable as exc:
         failure = exc
