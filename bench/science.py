@@ -9,7 +9,7 @@ them also among the first reviewer's) by a second, a third of each reviewer's ju
 blind, and every fortieth trial judged twice by the first reviewer (an earlier judgment it
 changed its mind about). The trials' human summary columns are brought up to date the way
 the review app keeps them, and the latest judgments and agreement's tallies are recounted
-(`review.tallies.rebuild`); the job tallies follow the trials and annotations by themselves
+(`review.science.tallies.rebuild`); the job tallies follow the trials and annotations by themselves
 (database triggers).
 
 Each page is sampled alternately with the bare page (`bench.run.compare`). "Intervals
@@ -97,8 +97,8 @@ def ensure_annotations() -> int:
     from django.contrib.auth.models import Group, User
     from django.db import connection, transaction
 
-    from review import tallies
     from review.models import Annotation
+    from review.science import tallies
 
     group, _ = Group.objects.get_or_create(name="reviewer")
     users = []
@@ -249,8 +249,8 @@ def pair_cell_url() -> str:
     """The explorer link of the benchmark reviewers' "both fail" cell."""
     from django.http import QueryDict
 
-    from review.agreement import report
     from review.filters import TrialFilterForm
+    from review.science.agreement import report
 
     pairs = report(TrialFilterForm(QueryDict())).reviewers.pairs
     return pairs[0].matrix.urls[1][1]

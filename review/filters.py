@@ -35,8 +35,8 @@ from django.utils.timezone import get_current_timezone, get_current_timezone_nam
 
 from review.choices import job_choices, newest_job_name
 from review.compiled import value_rows
+from review.filtering.search import search
 from review.models import Annotation, LatestJudgment
-from review.search import search
 from review.widgets import FastSelect, FastWidgetRenderer
 from rewards.models import (
     Disagreement,

@@ -22,7 +22,7 @@ from django.db import connection, models, transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from review import tallies
+from review.science import tallies
 from rewards.models import Trial
 
 
@@ -312,7 +312,7 @@ class JobPairTally(models.Model):
 
 
 class JobTally(models.Model):
-    """A job's trials counted by task, agent, model and failure mode (`review.job_tallies`).
+    """A job's trials counted by task, agent, model and failure mode (`review.science.job_tallies`).
 
     Kept by database triggers on the trials (review migration 0008), so every way of
     writing or deleting a trial keeps it; the job page, its plots and compare read a job's

@@ -21,8 +21,8 @@ from django.contrib.auth import get_user_model
 from django.db.models.signals import post_save
 from django.dispatch import receiver
 
-from review import tallies
 from review.models import Annotation, refresh_human_summary, retally
+from review.science import tallies
 from rewards.ingest.writer import BundleWriter, bundle_written
 from rewards.models import Trial
 from rewards.schemas import TrialBundle, utc

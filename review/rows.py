@@ -26,7 +26,7 @@ from review.templatetags.review_tags import gate_badge, human_badge, score
 from rewards.models import Disagreement, HumanDisagreement
 
 if TYPE_CHECKING:
-    from review.presenters import ScorerRow, Step, StepPart
+    from review.pages.presenters import ScorerRow, Step, StepPart
     from review.views.explorer import Column
 
 _ROW = (

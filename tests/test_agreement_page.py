@@ -24,9 +24,9 @@ from django.http import QueryDict
 from django.test import Client
 from pytest_django import DjangoAssertNumQueries
 
-from review import agreement
 from review.filters import TrialFilterForm
 from review.models import add_annotation
+from review.science import agreement
 from rewards.models import Trial
 from tests import review_factories as f
 

@@ -4,9 +4,9 @@
 the trial's gates; `JudgmentTally` and `PairTally` hold their grouped counts, which the
 agreement page over every trial reads. Annotations, adjudications, re-judging and
 re-ingesting all go through the domain code here, and after each step the kept rows must be
-exactly what `review.tallies.rebuild` recounts from the annotations. The same holds for
+exactly what `review.science.tallies.rebuild` recounts from the annotations. The same holds for
 the per-job tallies (`JobJudgmentTally`, `JobPairTally`, and the trial tallies of
-review.job_tallies, which triggers keep).
+review.science.job_tallies, which triggers keep).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from django.contrib.auth.models import User
 from django.db import connection
 from django.http import QueryDict
 
-from review import adjudication, agreement, job_tallies, tallies
+from review import adjudication
 from review.filters import TrialFilterForm
 from review.models import (
     JobJudgmentTally,
@@ -32,6 +32,7 @@ from review.models import (
     TrialReviewed,
     add_annotation,
 )
+from review.science import agreement, job_tallies, tallies
 from rewards.models import Trial
 from rewards.scoring.grading import store_verdict
 from tests import review_factories as f

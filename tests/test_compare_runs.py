@@ -18,8 +18,8 @@ import pytest
 from django.test import Client
 from pytest_django import DjangoAssertNumQueries
 
-from review import compare
 from review.models import add_annotation
+from review.science import compare
 from rewards.models import Job, Trial
 from tests import review_factories as f
 from tests.conftest import RecordCalls

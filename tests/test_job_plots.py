@@ -10,10 +10,10 @@ import pytest
 from django.http import QueryDict
 from django.test import Client
 
-from review import plots
 from review.filters import TrialFilterForm
 from review.models import add_annotation
-from review.stats import job_breakdown
+from review.science import plots
+from review.science.stats import job_breakdown
 from rewards.models import Job, Trial
 from tests import review_factories as f
 from tests.conftest import RecordCalls

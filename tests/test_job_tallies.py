@@ -1,4 +1,4 @@
-"""Each job's kept figures (review.job_tallies), kept by triggers through every write.
+"""Each job's kept figures (review.science.job_tallies), kept by triggers through every write.
 
 After each way of writing a trial (the ingest writer's bulk insert, a re-ingest that updates
 it, the demo seed's fast COPY path, an annotation, an adjudication, a re-judge) and of
@@ -17,8 +17,9 @@ from django.core.management import call_command
 from django.db import connection
 from django.db.models import Count, F, Q, Sum
 
-from review import adjudication, job_tallies, stats
+from review import adjudication
 from review.models import JobTally, JudgmentTally, TrialReviewed, add_annotation
+from review.science import job_tallies, stats
 from rewards.models import Job, Trial
 from rewards.scoring.grading import store_verdict
 from tests import review_factories as f

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from django.test import Client
 
-from review import stats
 from review.models import add_annotation
+from review.science import stats
 from rewards.models import Job, Trial
 from tests import review_factories as f
 

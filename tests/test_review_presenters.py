@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from review import presenters
+from review.pages import presenters
 
 
 def test_diff_lines_are_classified_with_headers_only_before_the_first_hunk() -> None:

@@ -9,7 +9,7 @@ import pytest
 from django.db import connection
 from django.test import Client
 
-from review.search import search
+from review.filtering.search import search
 from rewards.models import Trial
 from tests import review_factories as f
 

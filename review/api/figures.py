@@ -8,7 +8,6 @@ from django.http import HttpRequest
 from ninja import Router
 from ninja.errors import ValidationError
 
-from review import agreement, compare, figures
 from review.api.ninja import (
     ERRORS,
     ErrorOut,
@@ -16,6 +15,7 @@ from review.api.ninja import (
 )
 from review.api.trials import filter_parameters
 from review.filters import TrialFilterForm
+from review.science import agreement, compare, figures
 from review.views.agreement import AgreementForm
 from review.views.compare import CompareForm
 

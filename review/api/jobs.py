@@ -17,7 +17,7 @@ from review.api.ninja import (
     browse_auth,
 )
 from review.filters import CursorError, decode_cursor, encode_cursor
-from review.stats import Summary, job_breakdown, jobs_page
+from review.science.stats import Summary, job_breakdown, jobs_page
 from rewards.models import Job
 
 

@@ -10,10 +10,10 @@ from django.shortcuts import render
 from django.urls import reverse
 from django.views.decorators.http import require_GET
 
-from review import agreement, figures
 from review.filters import TrialFilterForm
 from review.http import HttpRequest, with_query
 from review.roles import browse_required
+from review.science import agreement, figures
 from review.views.exports import filter_errors
 
 

@@ -18,11 +18,11 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 
-from review import presenters
 from review.filters import TrialFilterForm
 from review.forms import STEP_KINDS, AnnotationForm
 from review.http import HttpRequest
 from review.models import Annotation, ReviewerProfile, add_annotation
+from review.pages import presenters
 from review.roles import annotate_required
 from rewards.models import Trial, TrialDetail
 

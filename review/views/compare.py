@@ -10,11 +10,12 @@ from django.http import Http404, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
-from review import compare, figures, presenters
 from review.filters import JobChoices, QuickSelect
 from review.forms import STEP_KINDS
 from review.http import HttpRequest
+from review.pages import presenters
 from review.roles import browse_required
+from review.science import compare, figures
 from rewards.models import Job, JudgeVerdict, ScorerResult, Trial, TrialDetail
 
 

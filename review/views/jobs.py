@@ -8,10 +8,10 @@ from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_GET
 
-from review import plots
 from review.http import HttpRequest
 from review.roles import browse_required
-from review.stats import job_breakdown, jobs_page
+from review.science import plots
+from review.science.stats import job_breakdown, jobs_page
 from rewards.models import Job
 
 

@@ -19,7 +19,7 @@ from django.utils.http import urlencode
 from django.views.decorators.http import require_GET, require_POST
 from django.views.decorators.vary import vary_on_headers
 
-from review import adjudication, presenters
+from review import adjudication
 from review.compiled import ByTrial, instance_by_pk
 from review.filters import TrialFilterForm
 from review.forms import (
@@ -31,6 +31,7 @@ from review.forms import (
 )
 from review.http import HttpRequest, wants_fragment, with_query
 from review.models import Annotation, ReviewerProfile, add_annotation
+from review.pages import presenters
 from review.roles import annotate_required, browse_required, can_annotate, can_browse
 from review.views.explorer import sorted_by
 from rewards.models import (

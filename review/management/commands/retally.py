@@ -12,7 +12,7 @@ from typing import Any
 from django.core.management.base import BaseCommand
 from django.db import connection, transaction
 
-from review import job_tallies, tallies
+from review.science import job_tallies, tallies
 
 
 class Command(BaseCommand):

@@ -1,6 +1,6 @@
 """The job page's plots: numbers counted by the database, laid out as SVG geometry here.
 
-Each plot reads the job's kept tallies (review.job_tallies) or their sums; this module
+Each plot reads the job's kept tallies (review.science.job_tallies) or their sums; this module
 turns the counts into bars with their position and size in SVG user units, so the template
 only places `<rect>` elements with attributes (the Content Security Policy forbids style
 attributes) and no script draws anything. Every bar that stands for a set of trials links
@@ -26,7 +26,7 @@ from django.utils.timezone import get_current_timezone_name
 from review.compiled import value_rows
 from review.http import path_of
 from review.models import TrialReviewed
-from review.stats import JobBreakdown, Summary
+from review.science.stats import JobBreakdown, Summary
 from rewards.models import Job
 
 BINS = 10

@@ -1,6 +1,6 @@
 """Aggregates for the jobs pages: trial counts, mean reward, each gate's pass rate, review progress.
 
-Both jobs pages add up the jobs' kept tallies (review.job_tallies): the list per job, one
+Both jobs pages add up the jobs' kept tallies (review.science.job_tallies): the list per job, one
 job's page in total, per task and per agent and model. Each page runs a fixed number of
 queries whatever the number of trials.
 """
@@ -14,9 +14,9 @@ from typing import Any
 from django.db.models import Sum
 from django.utils.safestring import SafeString
 
-from review import job_tallies
 from review.compiled import value_rows
 from review.models import JobTally
+from review.science import job_tallies
 from review.templatetags.review_tags import percent, score
 from rewards.models import Job
 
@@ -94,7 +94,7 @@ def jobs_page(after: int | None = None, size: int = JOBS_PAGE) -> JobsPage:
     """Jobs newest first, `size` of them with ids below `after`, each with its summary.
 
     Two queries whatever the jobs' sizes: the page of jobs by keyset, then their kept tally
-    rows (`review.job_tallies`, a few dozen a job) added up per job in SQL.
+    rows (`review.science.job_tallies`, a few dozen a job) added up per job in SQL.
     """
     jobs = Job.objects.defer("config", "stats").order_by("-id")
     if after is not None:
@@ -114,8 +114,8 @@ def jobs_page(after: int | None = None, size: int = JOBS_PAGE) -> JobsPage:
 
 
 def _summed(rows: list[tuple[Any, ...]]) -> dict[str, Any]:
-    """Kept counters (review.job_tallies) added up, with the names `Summary.of` reads and the
-    mean reward."""
+    """Kept counters (review.science.job_tallies) added up, with the names `Summary.of` reads
+    and the mean reward."""
     totals = dict.fromkeys(job_tallies.COUNTER_NAMES, 0)
     for row in rows:
         for name, value in zip(job_tallies.COUNTER_NAMES, row, strict=True):

@@ -12,9 +12,9 @@ import io
 from collections.abc import Iterable
 from typing import Any
 
-from review.agreement import HUMAN_LABELS, Matrix, Report
-from review.compare import Comparison, Flip
 from review.exports import neutralise
+from review.science.agreement import HUMAN_LABELS, Matrix, Report
+from review.science.compare import Comparison, Flip
 
 AGREEMENT_COLUMNS = [
     "comparison",

@@ -8,7 +8,7 @@ tie fails). Three outcomes are compared, each on its own pairing:
 - judge: the shown judge verdict, PASS or FAIL (no judge or UNPARSEABLE does not decide);
 - human: the trial's human judgment, pass or fail (unreviewed, defer or mixed does not).
 
-The database does the counting, from the runs' kept tallies (review.job_tallies): one GROUP
+The database does the counting, from the runs' kept tallies (review.science.job_tallies): one GROUP
 BY job and task over them gives each task's counts in both runs, and Python reads each
 task's outcomes and pairs them (a row per task, never per trial). The flipped tasks are a
 bounded list.
@@ -35,7 +35,7 @@ MAX_FLIPS = 50
 class Outcome:
     key: str
     label: str
-    decided: str  # the kept counter of trials that decided (review.job_tallies)
+    decided: str  # the kept counter of trials that decided (review.science.job_tallies)
     passed: str  # and of those that passed
 
 
