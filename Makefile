@@ -10,7 +10,7 @@ DEMO_TRIALS ?= 300
 # Two workers: the suite runs on both cores (override with PYTEST_ARGS= for one process).
 PYTEST_ARGS ?= -n 2
 
-.PHONY: run test lint fmt bench serve-prod venv migrate demo clean check-python
+.PHONY: run worker test lint fmt bench serve-prod venv migrate demo clean check-python
 
 check-python:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 12) else 1)' || { \
@@ -34,8 +34,16 @@ demo: migrate
 	$(PY) manage.py demo_users
 	$(PY) manage.py seed_demo --trials $(DEMO_TRIALS) --if-empty
 
+# One task worker beside the server: grading and re-judging run there, never in a request.
 run: demo
+	@echo "Starting a task worker (manage.py db_worker) beside the server."
+	DJANGO_DEBUG=1 $(PY) manage.py db_worker --no-reload & worker=$$!; \
+	trap 'kill $$worker 2>/dev/null' EXIT INT TERM; \
 	DJANGO_DEBUG=1 $(PY) manage.py runserver $(HOST):$(PORT)
+
+# A task worker alone (production runs as many as it needs, on any machine).
+worker: migrate
+	$(PY) manage.py db_worker --no-reload
 
 # The suite makes its own test database: no development database, no demo data needed.
 test: venv
@@ -58,6 +66,8 @@ serve-prod: venv
 	$(PY) manage.py collectstatic --noinput
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py check --deploy --fail-level WARNING
+	$(PY) manage.py db_worker --no-reload & worker=$$!; \
+	trap 'kill $$worker 2>/dev/null' EXIT INT TERM; \
 	$(VENV)/bin/gunicorn config.wsgi:application --bind $(HOST):$(PORT) \
 	  --workers $${WEB_CONCURRENCY:-2} --access-logfile -
 

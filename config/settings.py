@@ -42,6 +42,8 @@ INSTALLED_APPS = [
     "django_htmx",
     # django-ninja: its bundled Swagger UI (static files, no CDN) for /api/docs.
     "ninja",
+    # The task queue: a table in the same database, run by `manage.py db_worker`.
+    "django_tasks_db",
     "rewards",
     "review",
     # Demo data and users for `make run` (outside the domain: it only uses public paths).
@@ -115,6 +117,12 @@ else:
     }
 DATABASES = {"default": default_db}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+# --- Background work ------------------------------------------------------------------
+# Grading and judging run on task workers (`manage.py db_worker`), never inside a request
+# (DESIGN §8). The queue is a table of the same database, so SQLite and PostgreSQL both work
+# with no other service; run any number of workers on any machine that reaches the database.
+TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
 
 # --- Auth and sessions -----------------------------------------------------------------
 AUTH_PASSWORD_VALIDATORS = [

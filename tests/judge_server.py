@@ -35,6 +35,8 @@ class FakeJudge:
     requests: list[dict[str, Any]] = field(default_factory=list)
     paths: list[str] = field(default_factory=list)
     headers: list[dict[str, str]] = field(default_factory=list)
+    # ("gate", None): every answer waits until the test opens the gate (then answers well).
+    gate: threading.Event = field(default_factory=threading.Event)
 
     def answer(self, content: Any) -> None:
         self.reply = ("completion", content if isinstance(content, str) else json.dumps(content))
@@ -56,6 +58,9 @@ def _handler(judge: FakeJudge) -> type[BaseHTTPRequestHandler]:
             length = int(self.headers.get("Content-Length", "0"))
             judge.requests.append(json.loads(self.rfile.read(length)))
             kind, value = judge.reply
+            if kind == "gate":
+                judge.gate.wait(timeout=60)
+                kind, value = "completion", json.dumps(GOOD_ANSWER)
             if kind == "slow":
                 time.sleep(value)
                 kind, value = "completion", json.dumps(GOOD_ANSWER)

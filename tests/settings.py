@@ -4,8 +4,10 @@ pytest-django loads this module (pyproject.toml); nothing in config/ needs to kn
 under test.
 """
 
+from pathlib import Path
+
 from config.settings import *  # noqa: F403
-from config.settings import STORAGES
+from config.settings import DATABASES, STORAGES
 
 # Fixtures create many users: a fast hash keeps the suite quick. Never for real passwords.
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
@@ -21,3 +23,9 @@ STORAGES = {
     **STORAGES,
     "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
 }
+
+# A test database on SQLite is a file, not memory: a worker process a test starts
+# (tests/task_worker.py) must read the same database.
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    _path = Path(DATABASES["default"]["NAME"])
+    DATABASES["default"]["TEST"] = {"NAME": str(_path.with_name(f"test_{_path.name}"))}

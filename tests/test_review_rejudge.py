@@ -9,9 +9,11 @@ from review.views import judging
 from rewards.models import JudgeVerdict, Trial
 from tests import review_factories as f
 from tests.judge_server import GOOD_ANSWER, FakeJudge, judge_server
+from tests.task_worker import run_queued_tasks
 
 __all__ = ["judge_server"]
-pytestmark = pytest.mark.django_db
+# Committed rows: the worker command closes and reopens its connection between tasks.
+pytestmark = pytest.mark.django_db(transaction=True)
 
 
 def verdicts(trial: Trial) -> list[str]:
@@ -27,7 +29,11 @@ def test_staff_rejudge_a_trial_and_the_old_verdict_is_kept(
     f.login(client, "admin", staff=True)
     response = client.post(f"/trials/{trial.pk}/rejudge/", follow=True)
     assert response.redirect_chain == [(f"/trials/{trial.pk}/#judge", 302)]
-    assert "Judged again: FAIL. Earlier verdicts are kept." in response.content.decode()
+    assert "Re-judge queued" in response.content.decode()
+    # The request only enqueued: nothing is asked until a worker runs the task.
+    assert verdicts(trial) == ["PASS"]
+    assert judge_server.requests == []
+    run_queued_tasks()
     assert verdicts(trial) == ["PASS", "FAIL"]
     trial.refresh_from_db()
     assert (trial.judge_verdict, trial.failure_mode) == ("FAIL", "tests edited")
@@ -40,6 +46,7 @@ def test_a_judge_failure_is_added_as_unparseable(client: Client, judge_server: F
     judge_server.answer("not json at all")
     f.login(client, "admin", staff=True)
     client.post(f"/trials/{trial.pk}/rejudge/")
+    run_queued_tasks()
     assert verdicts(trial) == ["PASS", "UNPARSEABLE"]
     latest = JudgeVerdict.objects.filter(trial=trial).latest("id")
     assert latest.raw_response == "not json at all"
@@ -53,6 +60,7 @@ def test_without_a_configured_judge_nothing_changes(
     f.login(client, "admin", staff=True)
     response = client.post(f"/trials/{trial.pk}/rejudge/", follow=True)
     assert "The judge is not configured" in response.content.decode()
+    run_queued_tasks()
     assert verdicts(trial) == ["PASS"]
 
 
@@ -103,7 +111,9 @@ def test_rejudging_a_filter_rejudges_its_trials_only(
     f.login(client, "admin", staff=True)
     response = client.post("/rejudge/?judge_verdict=FAIL", follow=True)
     assert response.redirect_chain == [("/?judge_verdict=FAIL", 302)]
-    assert "Re-judge of 3 trials: 3 judged again." in response.content.decode()
+    assert "Re-judge of 3 trials queued" in response.content.decode()
+    assert judge_server.requests == []
+    run_queued_tasks()
     for trial in failing:
         assert verdicts(trial) == ["FAIL", "PASS"]
     assert verdicts(passing) == ["PASS"]

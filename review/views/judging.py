@@ -1,7 +1,8 @@
 """Re-judging from the app (seed 003): staff ask the judge again about a trial or a filter.
 
 The new verdict is added beside the older ones, which are kept; the latest is shown. Each
-trial is one `rejudge_trial` task (`rewards.scoring.tasks`).
+trial is one `rejudge_trial` task (`rewards.scoring.tasks`), run by a task worker: the request
+only enqueues, and answers at once.
 """
 
 from __future__ import annotations
@@ -10,7 +11,6 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect
-from django.tasks import TaskResultStatus
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
@@ -44,15 +44,12 @@ def rejudge_one(request: HttpRequest, pk: int) -> HttpResponse:
     back = reverse("review:trial-detail", args=[trial.pk]) + "#judge"
     if _not_configured(request):
         return redirect(back)
-    result = rejudge_trial.enqueue(trial.pk)
-    if result.status == TaskResultStatus.SUCCESSFUL:
-        messages.success(
-            request, f"Judged again: {result.return_value}. Earlier verdicts are kept."
-        )
-    elif result.status == TaskResultStatus.FAILED:
-        messages.error(request, "The re-judge could not run; the trial is unchanged.")
-    else:
-        messages.success(request, "Re-judge queued; the new verdict appears when it is done.")
+    rejudge_trial.enqueue(trial.pk)
+    messages.success(
+        request,
+        "Re-judge queued: the new verdict appears here when a worker has judged it. "
+        "Earlier verdicts are kept.",
+    )
     return redirect(back)
 
 
@@ -79,14 +76,10 @@ def rejudge_filter(request: HttpRequest) -> HttpResponse:
             f"This filter matches more than {MAX_FILTER_TRIALS} trials: narrow it to re-judge.",
         )
         return redirect(back)
-    results = [rejudge_trial.enqueue(pk) for pk in ids]
-    done = sum(r.status == TaskResultStatus.SUCCESSFUL for r in results)
-    failed = sum(r.status == TaskResultStatus.FAILED for r in results)
-    queued = len(results) - done - failed
-    parts = [f"{done} judged again"]
-    if queued:
-        parts.append(f"{queued} queued")
-    if failed:
-        parts.append(f"{failed} could not run")
-    messages.success(request, f"Re-judge of {len(ids)} trials: {', '.join(parts)}.")
+    for pk in ids:
+        rejudge_trial.enqueue(pk)
+    messages.success(
+        request,
+        f"Re-judge of {len(ids)} trials queued: new verdicts appear as a worker judges them.",
+    )
     return redirect(back)

@@ -1,8 +1,8 @@
 """Background work for re-judging, on Django's tasks framework (`django.tasks`).
 
 One task per trial, so any number of workers can share a large re-judge and a failure stays
-with its trial. With the default backend (`ImmediateBackend`) a task runs as it is enqueued;
-a deployment with a queue backend in `TASKS` runs them on its workers (DESIGN §8).
+with its trial. The queue is the database (`TASKS`: django-tasks-db); `manage.py db_worker`
+runs its tasks, as many workers as a deployment starts (DESIGN §8).
 """
 
 from __future__ import annotations
