@@ -8,9 +8,9 @@ them in SQL first, once: a quarter of the trials judged by one reviewer, an eigh
 them also among the first reviewer's) by a second, a third of each reviewer's judgments
 blind, and every fortieth trial judged twice by the first reviewer (an earlier judgment it
 changed its mind about). The trials' human summary columns are brought up to date the way
-the review app keeps them, and the latest judgments and agreement's tallies are recounted
-(`review.science.tallies.rebuild`); the job tallies follow the trials and annotations by themselves
-(database triggers).
+the review app keeps them; the latest judgments, agreement's tallies and the job tallies
+follow the annotations and trials by themselves (database triggers), SQL written around the
+application included.
 
 Each page is sampled alternately with the bare page (`bench.run.compare`). "Intervals
 remembered" keeps the bootstrap's remembered intervals, as repeated views of the same counts
@@ -98,7 +98,6 @@ def ensure_annotations() -> int:
     from django.db import connection, transaction
 
     from review.models import Annotation
-    from review.science import tallies
 
     group, _ = Group.objects.get_or_create(name="reviewer")
     users = []
@@ -139,8 +138,6 @@ def ensure_annotations() -> int:
                     [users[index].pk],
                 )
         cursor.execute(_HUMAN_SUMMARY)
-        # Added around the application: recount the latest judgments and agreement's tallies.
-        tallies.rebuild(connection)
     return Annotation.objects.count()
 
 

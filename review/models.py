@@ -12,13 +12,11 @@ was reviewed stays. Re-ingesting a trial never deletes it, so ingestion is unaff
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Sequence
-from dataclasses import replace
 from typing import Any
 
 from django.conf import settings
-from django.db import connection, models, transaction
+from django.db import models, transaction
 from django.db.models import Q
 from django.utils import timezone
 
@@ -113,7 +111,7 @@ class Annotation(models.Model):
 
 
 class GateColumns(models.Model):
-    """A trial's gates as agreement compares and groups judgments by them (`tallies.Gates`)."""
+    """A trial's gates as agreement compares and groups judgments by them (`tallies`)."""
 
     judge_verdict = models.CharField(max_length=12, blank=True)
     scorer_verdict = models.CharField(max_length=12, blank=True)
@@ -130,15 +128,14 @@ class LatestJudgment(GateColumns):
     """Each reviewer's latest judgment of a trial, and their latest blind one: what counts.
 
     Derived from the append-only annotations (DESIGN §3: a reviewer's latest annotation is
-    the one that counts) and rewritten with them, in the annotation's transaction, by
-    `refresh_human_summary`; review migration 0007 filled it for the annotations before it.
+    the one that counts) and kept by database triggers (review migration 0009, `tallies`):
+    an annotation inserted rewrites its trial's rows, in the inserting transaction.
     Agreement, its reviewer pairs and the explorer's reviewer filters group and probe these
     rows (one per trial and reviewer) instead of looking for the latest among all annotations.
 
-    Each row also holds the gates of its trial it was tallied under (`tallies.Gates`), kept
-    equal to the trial's by `retally` when the trial's gates change: the filtered agreement
-    page groups these columns without reading the wide trial rows, and `JudgmentTally` is
-    corrected by the difference when they change.
+    Each row also holds the gates of its trial it was tallied under (`tallies.GATE_FIELDS`),
+    moved by the same triggers when the trial's or its task's gates change: the filtered
+    agreement page groups these columns without reading the wide trial rows.
     """
 
     # No index of their own: the unique constraint leads with the trial and the reviewer
@@ -185,17 +182,13 @@ class LatestJudgment(GateColumns):
     def __str__(self) -> str:
         return f"{self.judgment} on trial {self.trial_id} by {self.reviewer_id} (latest)"
 
-    @property
-    def judged(self) -> tallies.Judged:
-        gates = tallies.Gates(*(getattr(self, name) for name in tallies.GATE_FIELDS))
-        return tallies.Judged(self.reviewer_id, self.judgment, self.blind_judgment, gates)
-
 
 class JudgmentTally(GateColumns):
     """Latest judgments counted by everything agreement groups them by (`tallies`).
 
     The agreement page over every trial reads these few rows instead of grouping every
-    latest judgment. `n` counts judgments; a key whose judgments all moved away keeps 0.
+    latest judgment. Kept by database triggers with `LatestJudgment` (review migration
+    0009). `n` counts judgments; a key whose judgments all moved away keeps 0.
     """
 
     blind = models.BooleanField()  # blind judgments only ("blind annotations only")
@@ -393,106 +386,22 @@ class TrialReviewed(models.Model):
         return f"trial {self.trial_id} first reviewed {self.first_at:%Y-%m-%d}"
 
 
-TallyModel = type[JudgmentTally] | type[PairTally] | type[JobJudgmentTally] | type[JobPairTally]
-
-
-def _add(model: TallyModel, counts: Counter[Any]) -> None:
-    """Add `counts` (key → change) to the tally in one upsert, keys in order.
-
-    The keys are sorted so that concurrent writers lock the tally rows in the same order.
-    """
-    if not counts:
-        return
-    quote = connection.ops.quote_name
-    table = quote(model._meta.db_table)
-    names = model.KEY  # column names
-    key = ", ".join(quote(name) for name in names)
-    rows = sorted(counts.items())
-    values = ", ".join(["(" + ", ".join(["%s"] * (len(names) + 1)) + ")"] * len(rows))
-    sql = (
-        f"INSERT INTO {table} ({key}, n) VALUES {values}"  # noqa: S608 (names are ours)
-        f" ON CONFLICT ({key}) DO UPDATE SET n = {table}.n + excluded.n"
-    )
-    with connection.cursor() as cursor:
-        cursor.execute(sql, [value for k, n in rows for value in (*k, n)])
-
-
-def _apply(change: tallies.Tally, job_id: int) -> None:
-    """Add the change to the tallies of every trial and to those of the trial's job."""
-    _add(JudgmentTally, change.judgments)
-    _add(PairTally, change.pairs)
-    _add(JobJudgmentTally, Counter({(job_id, *k): n for k, n in change.judgments.items()}))
-    _add(JobPairTally, Counter({(job_id, *k): n for k, n in change.pairs.items()}))
-
-
-def retally(trial: Trial) -> None:
-    """The trial's gates changed: move its judgments' tally to the new gates.
-
-    Called when a trial's gate fields are saved (review.receivers), in that transaction;
-    nothing to do for a trial nobody judged, or whose judgments were tallied under these
-    gates already.
-    """
-    gates = tallies.Gates.of(trial)
-    rows = list(LatestJudgment.objects.filter(trial=trial))
-    if all(row.judged.gates == gates for row in rows):
-        return
-    before = tallies.tally(row.judged for row in rows)
-    after = tallies.tally(replace(row.judged, gates=gates) for row in rows)
-    _apply(after.minus(before), trial.job_id)
-    LatestJudgment.objects.filter(trial=trial).update(**gates.as_dict())
-
-
 def refresh_human_summary(trial: Trial) -> None:
-    """Bring the trial's latest judgments, their tallies and its human summary up to date.
+    """Bring the trial's human summary up to date with its annotations.
 
     The caller holds the trial's lock, and its task is loaded. One read of the trial's
-    annotations, oldest first, gives each reviewer's latest and latest blind annotation;
-    those rows are written to `LatestJudgment` in one upsert and the tallies move by the
-    difference. The human judgment is their consensus, except that the latest adjudication's
-    verdict stands in for the annotations it settled (a newer annotation counts beside it).
+    annotations, oldest first, gives each reviewer's latest judgment; the human judgment is
+    their consensus, except that the latest adjudication's verdict stands in for the
+    annotations it settled (a newer annotation counts beside it). The latest judgments'
+    rows and agreement's tallies are the database's to keep (`tallies`): they were
+    updated when the annotations were inserted.
     """
     latest: dict[int, tuple[int, str]] = {}
-    latest_blind: dict[int, tuple[int, str]] = {}
     rows = Annotation.objects.filter(trial=trial).order_by("created_at", "id")
     count = 0
-    for pk, reviewer_id, judgment, blind in rows.values_list(
-        "pk", "reviewer_id", "judgment", "blind"
-    ):
+    for pk, reviewer_id, judgment in rows.values_list("pk", "reviewer_id", "judgment"):
         latest[reviewer_id] = (pk, judgment)
-        if blind:
-            latest_blind[reviewer_id] = (pk, judgment)
         count += 1
-    if latest:
-        gates = tallies.Gates.of(trial)
-        before = list(LatestJudgment.objects.filter(trial=trial))
-        after = [
-            LatestJudgment(
-                trial=trial,
-                reviewer_id=reviewer_id,
-                annotation_id=pk,
-                judgment=judgment,
-                blind_annotation_id=latest_blind.get(reviewer_id, (None, ""))[0],
-                blind_judgment=latest_blind.get(reviewer_id, (None, ""))[1],
-                **gates.as_dict(),
-            )
-            for reviewer_id, (pk, judgment) in latest.items()
-        ]
-        LatestJudgment.objects.bulk_create(
-            after,
-            update_conflicts=True,
-            unique_fields=["trial", "reviewer"],
-            update_fields=[
-                "annotation",
-                "judgment",
-                "blind_annotation",
-                "blind_judgment",
-                *tallies.GATE_FIELDS,
-            ],
-        )
-        change = tallies.tally(row.judged for row in after).minus(
-            tallies.tally(row.judged for row in before)
-        )
-        _apply(change, trial.job_id)
     judgments = [judgment for _, judgment in latest.values()]
     final = (
         Adjudication.objects.filter(trial=trial)

@@ -1,4 +1,4 @@
-"""What the review app does when the rewards app writes: bundle annotations, changed gates.
+"""What the review app does when the rewards app writes: a bundle's annotations.
 
 `store_bundle_annotations` stores the annotations a TrialBundle carries when the rewards
 writer stores the bundle. `bundle_written` is sent inside the trial's transaction, so these
@@ -7,10 +7,8 @@ do not know is created inactive (no password, cannot log in) so the record keeps
 author. Re-sending the same bundle adds nothing: an annotation with the same reviewer, time
 and judgment is skipped.
 
-`retally_changed_gates`: a trial saved with a gate field (a re-ingest, a re-judge) moves its
-latest judgments' agreement tallies to its new gates (`review.models.retally`), in the
-saving transaction. Only `save()` sends the signal; rewards writes gate fields in no other
-way once a trial has judgments (new trials, written in bulk, have none yet).
+Agreement's tallies need no receiver: database triggers keep them whichever way a trial or
+an annotation is written (review.science.tallies).
 """
 
 from __future__ import annotations
@@ -18,11 +16,9 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib.auth import get_user_model
-from django.db.models.signals import post_save
 from django.dispatch import receiver
 
-from review.models import Annotation, refresh_human_summary, retally
-from review.science import tallies
+from review.models import Annotation, refresh_human_summary
 from rewards.ingest.writer import BundleWriter, bundle_written
 from rewards.models import Trial
 from rewards.schemas import TrialBundle, utc
@@ -73,17 +69,3 @@ def store_bundle_annotations(
     if new:
         Annotation.objects.bulk_create(new)
         refresh_human_summary(trial)
-
-
-@receiver(post_save, sender=Trial, dispatch_uid="review.retally_changed_gates")
-def retally_changed_gates(
-    sender: object,
-    *,
-    instance: Trial,
-    created: bool,
-    update_fields: frozenset[str] | None,
-    **kwargs: Any,
-) -> None:
-    if created or (update_fields is not None and not update_fields & tallies.TRIAL_FIELDS):
-        return
-    retally(instance)

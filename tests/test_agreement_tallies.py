@@ -1,17 +1,18 @@
-"""Latest judgments and agreement's tallies, kept along every write, equal a recount.
+"""Latest judgments and agreement's tallies, kept by triggers through every write, equal a recount.
 
 `LatestJudgment` holds each reviewer's latest (and latest blind) judgment of each trial with
 the trial's gates; `JudgmentTally` and `PairTally` hold their grouped counts, which the
-agreement page over every trial reads. Annotations, adjudications, re-judging and
-re-ingesting all go through the domain code here, and after each step the kept rows must be
-exactly what `review.science.tallies.rebuild` recounts from the annotations. The same holds for
-the per-job tallies (`JobJudgmentTally`, `JobPairTally`, and the trial tallies of
-review.science.job_tallies, which triggers keep).
+agreement page over every trial reads. Database triggers keep them (review migration
+0009). Annotations made one by one, in bulk, through the review form and the API, from a
+bundle; adjudications, re-judging, re-ingesting, queryset updates of trials and tasks, a
+trial deleted: after each step the kept rows must be exactly what `review.science.tallies.rebuild`
+(the live module's SQL, checked here against the migration's frozen trigger SQL) recounts
+from the annotations. The same holds for the per-job tallies (`JobJudgmentTally`,
+`JobPairTally`, and the trial tallies of review.science.job_tallies).
 """
 
 from __future__ import annotations
 
-from collections import Counter
 from datetime import timedelta
 from typing import Any
 
@@ -19,10 +20,12 @@ import pytest
 from django.contrib.auth.models import User
 from django.db import connection
 from django.http import QueryDict
+from django.test import Client
 
-from review import adjudication
+from review import adjudication, tokens
 from review.filters import TrialFilterForm
 from review.models import (
+    Annotation,
     JobJudgmentTally,
     JobPairTally,
     JobTally,
@@ -33,7 +36,7 @@ from review.models import (
     add_annotation,
 )
 from review.science import agreement, job_tallies, tallies
-from rewards.models import Trial
+from rewards.models import Task, Trial
 from rewards.scoring.grading import store_verdict
 from tests import review_factories as f
 from tests.conftest import RecordCalls
@@ -120,38 +123,57 @@ def people() -> dict[str, User]:
     }
 
 
-def test_a_trials_tally_counts_each_judgment_under_its_gates_and_each_pair_once() -> None:
-    gates = tallies.Gates("PASS", "FAIL", "PASS", "", "electrical", "judge-1")
-    rows = [
-        tallies.Judged(3, "pass", "", gates),
-        tallies.Judged(1, "fail", "fail", gates),
-        tallies.Judged(2, "pass", "defer", gates),
-        tallies.Judged(4, "defer", "", gates),
-    ]
-    result = tallies.tally(rows)
-    key = ("PASS", "FAIL", "PASS", "", "electrical", "judge-1")
-    assert result.judgments == Counter(
-        {
-            (False, *key, "pass"): 2,
-            (False, *key, "fail"): 1,
-            (False, *key, "defer"): 1,
-            (True, *key, "fail"): 1,
-            (True, *key, "defer"): 1,
-        }
+def test_a_trials_judgments_are_counted_under_its_gates_and_each_decided_pair_once(
+    people: dict[str, User],
+) -> None:
+    rita, sam, tom, eve = (people[n] for n in ("rita", "sam", "tom", "eve"))
+    (trial,) = f.write(f.bundle(name="t1", reward=0.9, judges=[f.judge("PASS")]))
+    for reviewer, judgment, blind in [
+        (rita, "fail", True),
+        (sam, "defer", True),
+        (sam, "pass", False),  # sam's latest is pass, his latest blind one defer
+        (tom, "pass", False),
+        (eve, "defer", False),
+    ]:
+        add_annotation(trial_id=trial.pk, reviewer=reviewer, judgment=judgment, blind=blind)
+    trial.refresh_from_db()
+    # The trial's gates: its verdicts, PASS for reward 0.9 ≥ threshold 0.5, the task source.
+    gates = (
+        trial.judge_verdict,
+        trial.scorer_verdict,
+        "PASS",
+        trial.failure_mode,
+        "electrical",
+        trial.judge_model,
     )
-    # Three reviewers decided (the defer abstains): three pairs, each weighed by 3 raters;
-    # blind, only reviewer 1 decided, so there is no pair.
-    assert result.pairs == Counter(
-        {
-            (False, 1, 2, "fail", "pass", 3): 1,
-            (False, 1, 3, "fail", "pass", 3): 1,
-            (False, 2, 3, "pass", "pass", 3): 1,
-        }
-    )
-    moved = tallies.tally([tallies.Judged(3, "pass", "", gates)]).minus(result)
-    assert moved.judgments[(False, *key, "fail")] == -1
-    assert (False, *key, "pass") in moved.judgments  # 1 - 2
-    assert sum(moved.pairs.values()) == -3
+    assert _counted(JudgmentTally) == {
+        (False, *gates, "pass"): 2,
+        (False, *gates, "fail"): 1,
+        (False, *gates, "defer"): 1,
+        (True, *gates, "fail"): 1,
+        (True, *gates, "defer"): 1,
+    }
+    # Three reviewers decided (eve's defer abstains): three pairs, reviewer ids ascending,
+    # each weighed by 3 raters; blind, only rita decided, so there is no pair.
+    assert _counted(PairTally) == {
+        (False, rita.pk, sam.pk, "fail", "pass", 3): 1,
+        (False, rita.pk, tom.pk, "fail", "pass", 3): 1,
+        (False, sam.pk, tom.pk, "pass", "pass", 3): 1,
+    }
+    assert _counted(JobPairTally) == {
+        (trial.job_id, *key): n for key, n in _counted(PairTally).items()
+    }
+
+    # rita changes her mind: her fail moves to pass, her pairs with it.
+    add_annotation(trial_id=trial.pk, reviewer=rita, judgment="pass")
+    assert _counted(JudgmentTally)[(False, *gates, "pass")] == 3
+    assert (False, *gates, "fail") not in _counted(JudgmentTally)
+    assert _counted(PairTally) == {
+        (False, rita.pk, sam.pk, "pass", "pass", 3): 1,
+        (False, rita.pk, tom.pk, "pass", "pass", 3): 1,
+        (False, sam.pk, tom.pk, "pass", "pass", 3): 1,
+    }
+    assert_kept_equals_recount()
 
 
 def test_kept_rows_equal_a_recount_through_every_kind_of_write(people: dict[str, User]) -> None:
@@ -202,6 +224,88 @@ def test_kept_rows_equal_a_recount_through_every_kind_of_write(people: dict[str,
     assert set(LatestJudgment.objects.filter(trial=t2).values_list("judge_model", flat=True)) == {
         "judge-9"
     }
+
+    # Annotations written in bulk, around `add_annotation`: one of them older than the
+    # reviewer's latest, which stays the one that counts.
+    newest = Annotation.objects.filter(trial=t3, reviewer=sam).get().created_at
+    Annotation.objects.bulk_create(
+        [
+            Annotation(trial=t3, reviewer=rita, judgment="fail"),
+            Annotation(trial=t3, reviewer=tom, judgment="pass", blind=True),
+            Annotation(trial=t3, reviewer=sam, judgment="pass", created_at=newest - timedelta(1)),
+        ]
+    )
+    assert_kept_equals_recount()
+    assert LatestJudgment.objects.get(trial=t3, reviewer=sam).judgment == "defer"
+
+    # Queryset updates of a trial's gates and of a task's, around the domain code.
+    Trial.objects.filter(pk=t3.pk).update(judge_verdict="FAIL", failure_mode="crash")
+    assert_kept_equals_recount()
+    assert set(LatestJudgment.objects.filter(trial=t3).values_list("failure_mode", flat=True)) == {
+        "crash"
+    }
+    Task.objects.filter(pk=t1.task_id).update(pass_threshold=0.05, source="civil")
+    assert_kept_equals_recount()
+    assert set(LatestJudgment.objects.filter(trial=t1).values_list("verifier", "source")) == {
+        ("PASS", "civil")
+    }
+
+    # A trial nobody judged, deleted, takes nothing with it.
+    (unjudged,) = f.write(f.bundle(name="t5", reward=0.3))
+    Trial.objects.filter(pk=unjudged.pk).delete()
+    assert_kept_equals_recount()
+
+
+def test_annotations_through_the_form_and_the_api_are_counted(client: Client) -> None:
+    t1, t2 = f.write(f.bundle(name="t1", reward=0.9), f.bundle(name="t2", reward=0.2))
+    rita = f.login(client, "rita", "reviewer")
+    sam = f.make_user("sam", "reviewer")
+    assert client.post(f"/trials/{t1.pk}/annotations/", {"judgment": "fail"}).status_code == 302
+    response = client.post(
+        f"/trials/{t2.pk}/annotations/", {"judgment": "pass"}, headers={"HX-Request": "true"}
+    )
+    assert response.status_code == 200
+    response = client.post(
+        f"/api/trials/{t1.pk}/annotations",
+        {"judgment": "pass"},
+        content_type="application/json",
+        headers={"Authorization": f"Bearer {tokens.create_token(sam, 'test')[1]}"},
+    )
+    assert response.status_code == 201
+    assert_kept_equals_recount()
+    assert _counted(PairTally) == {(False, rita.pk, sam.pk, "fail", "pass", 2): 1}
+
+
+def test_annotations_written_in_sql_are_counted_copy_on_postgresql(
+    people: dict[str, User],
+) -> None:
+    """Rows loaded around the application: one COPY on PostgreSQL (the statement trigger
+    sees all of them at once), one multi-row INSERT elsewhere."""
+    trials = f.write(*(f.bundle(name=f"t{i}", reward=(0.2, 0.8)[i % 2]) for i in range(4)))
+    rows = [
+        (trial.pk, people[name].pk, f.START + timedelta(hours=hour), judgment, blind)
+        for trial in trials
+        for hour, (name, judgment, blind) in enumerate(
+            [("rita", "pass", True), ("sam", "fail", False), ("rita", "fail", False)]
+        )
+    ]
+    columns = "trial_id, reviewer_id, created_at, judgment, blind, reviewer_discipline,"
+    columns += " categories, notes, judge_verdict_seen"
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            with cursor.copy(f"COPY review_annotation ({columns}) FROM STDIN") as copy:
+                for row in rows:
+                    copy.write_row((*row, "", "[]", "", ""))
+        else:
+            values = ", ".join(["(%s, %s, %s, %s, %s, '', '[]', '', '')"] * len(rows))
+            cursor.execute(
+                f"INSERT INTO review_annotation ({columns}) VALUES {values}",  # noqa: S608
+                [value for row in rows for value in row],
+            )
+    assert_kept_equals_recount()
+    rita, sam = people["rita"], people["sam"]
+    # Per trial rita's latest is fail (blind: pass), sam's fail: one fail/fail pair each.
+    assert _counted(PairTally) == {(False, rita.pk, sam.pk, "fail", "fail", 2): 4}
 
 
 def test_the_page_over_every_trial_reads_the_tallies_and_agrees_with_grouping_them(
@@ -314,9 +418,8 @@ def test_adding_an_annotation_keeps_everything_in_a_fixed_number_of_queries(
     trial = f.make_trial(annotations=[f.annotation(f"r{i}", "pass") for i in range(reviewers)])
     rita = f.make_user("rita", "reviewer")
     # SAVEPOINT; lock the trial with its task; INSERT the annotation; read the trial's
-    # annotations; read its latest judgments; upsert them; add to the judgment tally and to
-    # the pair tally, and to the job's two; read the latest adjudication; UPDATE the trial's
-    # human summary; RELEASE. (The job's trial tallies follow by trigger.)
-    with django_assert_num_queries(13):
+    # annotations; read the latest adjudication; UPDATE the trial's human summary; RELEASE.
+    # (The latest judgments, agreement's tallies and the job's tallies follow by trigger.)
+    with django_assert_num_queries(7):
         add_annotation(trial_id=trial.pk, reviewer=rita, judgment="fail")
     assert_kept_equals_recount()

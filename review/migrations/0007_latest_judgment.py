@@ -1,24 +1,25 @@
 """Latest judgments and agreement's tallies (review.models.LatestJudgment, JudgmentTally,
 PairTally), filled from the annotations stored before them.
 
-`rebuild` empties and refills all three in SQL that both vendors run (window functions: a
-reviewer's latest annotation of a trial is the newest by created_at, then id): for data
-loaded around the application, such as the benchmark's annotations, and for tests that
-check the tallies kept along the way against a recount.
+The fill is written out in SQL that both vendors run (window functions: a reviewer's latest
+annotation of a trial is the newest by created_at, then id). Trials with an adjudication get
+their human summary again: the latest adjudication's verdict now stands in for the
+annotations it settled.
 
-Trials with an adjudication get their human summary again: the latest adjudication's verdict
-now stands in for the annotations it settled (`review.models.refresh_human_summary`).
+A migration is history: the statements and the two rules below (a human consensus, its
+disagreement with the reward) are frozen as they were when this migration was written, and
+nothing is imported from the project's live code.
 """
 
 import django.db.models.deletion
 from django.conf import settings
 from django.db import migrations, models
 
-from rewards import rules
-
-GATES = "judge_verdict, scorer_verdict, verifier, failure_mode, source, judge_model"
-
-FILL_LATEST = """
+FILL = [
+    "DELETE FROM review_pairtally",
+    "DELETE FROM review_judgmenttally",
+    "DELETE FROM review_latestjudgment",
+    """
 INSERT INTO review_latestjudgment (trial_id, reviewer_id, annotation_id, judgment,
     blind_annotation_id, blind_judgment, judge_verdict, scorer_verdict, verifier,
     failure_mode, source, judge_model)
@@ -41,53 +42,73 @@ LEFT JOIN (
 JOIN rewards_trial t ON t.id = l.trial_id
 JOIN rewards_task k ON k.id = t.task_id
 WHERE l.newest = 1
-"""
-
-FILL_JUDGMENTS = f"""
-INSERT INTO review_judgmenttally (blind, {GATES}, judgment, n)
-SELECT FALSE, {GATES}, judgment, COUNT(*) FROM review_latestjudgment
-GROUP BY {GATES}, judgment
+""",
+    """
+INSERT INTO review_judgmenttally (blind, judge_verdict, scorer_verdict, verifier,
+    failure_mode, source, judge_model, judgment, n)
+SELECT FALSE, judge_verdict, scorer_verdict, verifier, failure_mode, source, judge_model,
+    judgment, COUNT(*)
+FROM review_latestjudgment
+GROUP BY judge_verdict, scorer_verdict, verifier, failure_mode, source, judge_model, judgment
 UNION ALL
-SELECT TRUE, {GATES}, blind_judgment, COUNT(*) FROM review_latestjudgment
+SELECT TRUE, judge_verdict, scorer_verdict, verifier, failure_mode, source, judge_model,
+    blind_judgment, COUNT(*)
+FROM review_latestjudgment
 WHERE blind_judgment <> ''
-GROUP BY {GATES}, blind_judgment
-"""
-
-
-def _pairs(blind, column):
-    return f"""
-SELECT {blind}, a.reviewer_id, b.reviewer_id, a.{column}, b.{column}, a.raters, COUNT(*)
-FROM (
-    SELECT trial_id, reviewer_id, {column},
-        COUNT(*) OVER (PARTITION BY trial_id) AS raters
-    FROM review_latestjudgment WHERE {column} IN ('pass', 'fail')
-) a
-JOIN review_latestjudgment b ON b.trial_id = a.trial_id AND b.reviewer_id > a.reviewer_id
-    AND b.{column} IN ('pass', 'fail')
-WHERE a.raters > 1
-GROUP BY a.reviewer_id, b.reviewer_id, a.{column}, b.{column}, a.raters
-"""
-
-
-FILL_PAIRS = f"""
+GROUP BY judge_verdict, scorer_verdict, verifier, failure_mode, source, judge_model,
+    blind_judgment
+""",
+    """
 INSERT INTO review_pairtally (blind, reviewer_a_id, reviewer_b_id, judgment_a, judgment_b,
     raters, n)
-{_pairs("FALSE", "judgment")}
+SELECT FALSE, a.reviewer_id, b.reviewer_id, a.judgment, b.judgment, a.raters, COUNT(*)
+FROM (
+    SELECT trial_id, reviewer_id, judgment,
+        COUNT(*) OVER (PARTITION BY trial_id) AS raters
+    FROM review_latestjudgment WHERE judgment IN ('pass', 'fail')
+) a
+JOIN review_latestjudgment b ON b.trial_id = a.trial_id AND b.reviewer_id > a.reviewer_id
+    AND b.judgment IN ('pass', 'fail')
+WHERE a.raters > 1
+GROUP BY a.reviewer_id, b.reviewer_id, a.judgment, b.judgment, a.raters
 UNION ALL
-{_pairs("TRUE", "blind_judgment")}
-"""
+SELECT TRUE, a.reviewer_id, b.reviewer_id, a.blind_judgment, b.blind_judgment, a.raters,
+    COUNT(*)
+FROM (
+    SELECT trial_id, reviewer_id, blind_judgment,
+        COUNT(*) OVER (PARTITION BY trial_id) AS raters
+    FROM review_latestjudgment WHERE blind_judgment IN ('pass', 'fail')
+) a
+JOIN review_latestjudgment b ON b.trial_id = a.trial_id AND b.reviewer_id > a.reviewer_id
+    AND b.blind_judgment IN ('pass', 'fail')
+WHERE a.raters > 1
+GROUP BY a.reviewer_id, b.reviewer_id, a.blind_judgment, b.blind_judgment, a.raters
+""",
+]
 
 
-def rebuild(connection):
-    with connection.cursor() as cursor:
-        for table in ("review_pairtally", "review_judgmenttally", "review_latestjudgment"):
-            cursor.execute(f"DELETE FROM {table}")
-        for statement in (FILL_LATEST, FILL_JUDGMENTS, FILL_PAIRS):
-            cursor.execute(statement)
+def human_consensus(latest_judgments):
+    """rewards.rules.human_consensus as of this migration: a defer abstains; pass + fail
+    is "mixed"; only defers is "defer"; nobody is ''."""
+    decided = {j for j in latest_judgments if j != "defer"}
+    if not latest_judgments:
+        return ""
+    if not decided:
+        return "defer"
+    if len(decided) == 1:
+        return decided.pop()
+    return "mixed"
 
 
-def fill(apps, schema_editor):
-    rebuild(schema_editor.connection)
+def human_disagreement(human_judgment, reward, pass_threshold):
+    """rewards.rules.human_disagreement as of this migration (automated pass: reward at or
+    above the task's pass threshold)."""
+    passed = reward >= pass_threshold
+    if human_judgment == "pass" and not passed:
+        return "human_pass_automated_fail"
+    if human_judgment == "fail" and passed:
+        return "human_fail_automated_pass"
+    return ""
 
 
 def adjudicated_summaries(apps, schema_editor):
@@ -104,8 +125,8 @@ def adjudicated_summaries(apps, schema_editor):
         )
         unsettled = LatestJudgment.objects.filter(trial=trial).exclude(annotation__in=settled)
         judgments = [verdict, *unsettled.values_list("judgment", flat=True)]
-        trial.human_judgment = rules.human_consensus(judgments)
-        trial.human_disagreement = rules.human_disagreement(
+        trial.human_judgment = human_consensus(judgments)
+        trial.human_disagreement = human_disagreement(
             trial.human_judgment, trial.reward, trial.task.pass_threshold
         )
         trial.save(update_fields=["human_judgment", "human_disagreement"])
@@ -176,6 +197,6 @@ class Migration(migrations.Migration):
                 'constraints': [models.UniqueConstraint(fields=('blind', 'reviewer_a', 'reviewer_b', 'judgment_a', 'judgment_b', 'raters'), name='pairtally_key')],
             },
         ),
-        migrations.RunPython(fill, migrations.RunPython.noop),
+        migrations.RunSQL(FILL, migrations.RunSQL.noop),
         migrations.RunPython(adjudicated_summaries, migrations.RunPython.noop),
     ]

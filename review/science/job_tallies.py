@@ -9,16 +9,17 @@ trials on every request (10,000 trials: 10 to 90 ms a query on PostgreSQL). Inst
 - `TrialReviewed` holds each reviewed trial's first annotation time (the review-progress
   plot groups it by day).
 
-Both are kept by database triggers (review migration 0008), not by application code: trials
-are written by bulk INSERT and COPY (ingest, the demo seed), by bulk updates, by `save()`,
-and deleted by cascades from their job, and a trigger sees every one of those, in the
-writing transaction. On PostgreSQL the triggers run once per statement over its transition
-tables (a COPY of 10,000 trials is one grouped upsert); SQLite has row triggers only. A
-deleted or updated trial's old counts are subtracted with an UPDATE (never an insert), so a
-tally row that is already gone stays gone.
+Both are kept by database triggers (review migration 0008, where their SQL is written out
+for each vendor), not by application code: trials are written by bulk INSERT and COPY
+(ingest, the demo seed), by bulk updates, by `save()`, and deleted by cascades from their
+job, and a trigger sees every one of those, in the writing transaction. On PostgreSQL the
+triggers run once per statement over its transition tables (a COPY of 10,000 trials is one
+grouped upsert); SQLite has row triggers only. A deleted or updated trial's old counts are
+subtracted with an UPDATE (never an insert), so a tally row that is already gone stays gone.
 
-`rebuild` recounts both from the trials and annotations, for data written with the
-triggers absent (a restored dump); the migration that made them has its own frozen copy.
+This module names the counters (the pages read them by these names) and writes the
+recount, `rebuild`, from the same rules: for data written with the triggers absent (a
+restored dump), and for the tests that check the triggers against it.
 """
 
 # ruff: noqa: S608 (every statement here is built from our own table and column names; no input)
@@ -100,141 +101,6 @@ def _upsert(select: str) -> str:
         f"INSERT INTO {_TALLY} ({columns}) SELECT * FROM ({select}) s WHERE true"
         f" ON CONFLICT ({', '.join(KEY)}) DO UPDATE SET {added}"
     )
-
-
-def _subtract(select: str) -> str:
-    """Take the grouped counts of `select` off the rows that hold them (PostgreSQL)."""
-    names = [*KEY, *COUNTER_NAMES]
-    taken = ", ".join(f"{name} = {_TALLY}.{name} - s.{name}" for name in COUNTER_NAMES)
-    match = " AND ".join(f"{_TALLY}.{column} = s.{column}" for column in KEY)
-    return f"UPDATE {_TALLY} SET {taken} FROM ({select}) s ({', '.join(names)}) WHERE {match}"
-
-
-# --- PostgreSQL: statement triggers over transition tables ---------------------------------
-def postgresql_statements() -> list[str]:
-    def function(name: str, body: str) -> str:
-        return (
-            f"CREATE OR REPLACE FUNCTION {name}() RETURNS trigger LANGUAGE plpgsql AS $$\n"
-            f"BEGIN\n{body};\nRETURN NULL;\nEND;\n$$;"
-        )
-
-    def trigger(name: str, event: str, tables: str, table: str = "rewards_trial") -> list[str]:
-        return [
-            f"DROP TRIGGER IF EXISTS {name} ON {table};",
-            f"CREATE TRIGGER {name} AFTER {event} ON {table} REFERENCING {tables}"
-            f" FOR EACH STATEMENT EXECUTE FUNCTION {name}();",
-        ]
-
-    added = _upsert(_grouped("SELECT 1 AS sign, * FROM new_trials"))
-    removed = _subtract(_grouped("SELECT 1 AS sign, * FROM old_trials"))
-    reviewed = (
-        f"INSERT INTO {_REVIEWED} (trial_id, job_id, first_at)"
-        " SELECT a.trial_id, t.job_id, MIN(a.created_at) FROM new_annotations a"
-        " JOIN rewards_trial t ON t.id = a.trial_id GROUP BY a.trial_id, t.job_id"
-        " ORDER BY a.trial_id"
-        f" ON CONFLICT (trial_id) DO UPDATE SET"
-        f" first_at = LEAST({_REVIEWED}.first_at, excluded.first_at)"
-    )
-    return [
-        function("review_jobtally_insert", added),
-        function("review_jobtally_delete", removed),
-        function("review_jobtally_update", f"{removed};\n{added}"),
-        function("review_trialreviewed_insert", reviewed),
-        *trigger("review_jobtally_insert", "INSERT", "NEW TABLE AS new_trials"),
-        *trigger("review_jobtally_delete", "DELETE", "OLD TABLE AS old_trials"),
-        *trigger(
-            "review_jobtally_update", "UPDATE", "OLD TABLE AS old_trials NEW TABLE AS new_trials"
-        ),
-        *trigger(
-            "review_trialreviewed_insert",
-            "INSERT",
-            "NEW TABLE AS new_annotations",
-            "review_annotation",
-        ),
-    ]
-
-
-POSTGRESQL_DROP = [
-    "DROP TRIGGER IF EXISTS review_jobtally_insert ON rewards_trial;",
-    "DROP TRIGGER IF EXISTS review_jobtally_delete ON rewards_trial;",
-    "DROP TRIGGER IF EXISTS review_jobtally_update ON rewards_trial;",
-    "DROP TRIGGER IF EXISTS review_trialreviewed_insert ON review_annotation;",
-    "DROP FUNCTION IF EXISTS review_jobtally_insert();",
-    "DROP FUNCTION IF EXISTS review_jobtally_delete();",
-    "DROP FUNCTION IF EXISTS review_jobtally_update();",
-    "DROP FUNCTION IF EXISTS review_trialreviewed_insert();",
-]
-
-
-# --- SQLite: row triggers ----------------------------------------------------------------------
-def _row(alias: str, sign: str) -> str:
-    """One trial's counts as a single-row SELECT (`alias` is NEW or OLD)."""
-    values = ", ".join(
-        [f"{alias}.{column}" for column in KEY]
-        + [f"{sign} * ({expr.format(r=alias, k='k')})" for _, expr in COUNTERS]
-    )
-    return f"SELECT {values} FROM rewards_task k WHERE k.id = {alias}.task_id"
-
-
-def _row_subtract(alias: str) -> str:
-    taken = ", ".join(
-        f"{name} = {name} - (SELECT {expr.format(r=alias, k='k')} FROM rewards_task k"
-        f" WHERE k.id = {alias}.task_id)"
-        for name, expr in COUNTERS
-    )
-    match = " AND ".join(f"{column} = {alias}.{column}" for column in KEY)
-    # Without its task (only while a test database is emptied table by table) a trial's
-    # counts cannot be computed: its tally row is left as it is.
-    task = f"EXISTS (SELECT 1 FROM rewards_task k WHERE k.id = {alias}.task_id)"
-    return f"UPDATE {_TALLY} SET {taken} WHERE {match} AND {task}"
-
-
-def sqlite_statements() -> list[str]:
-    add_new = _upsert(_row("NEW", "1"))
-    take_old = _row_subtract("OLD")
-    reviewed = (
-        f"INSERT INTO {_REVIEWED} (trial_id, job_id, first_at)"
-        " SELECT NEW.trial_id, t.job_id, NEW.created_at FROM rewards_trial t"
-        " WHERE t.id = NEW.trial_id"
-        f" ON CONFLICT (trial_id) DO UPDATE SET"
-        f" first_at = MIN({_REVIEWED}.first_at, excluded.first_at)"
-    )
-    return [
-        *SQLITE_DROP,
-        "CREATE TRIGGER review_jobtally_insert AFTER INSERT ON rewards_trial"
-        f" BEGIN {add_new}; END;",
-        "CREATE TRIGGER review_jobtally_delete AFTER DELETE ON rewards_trial"
-        f" BEGIN {take_old}; END;",
-        "CREATE TRIGGER review_jobtally_update AFTER UPDATE ON rewards_trial"
-        f" BEGIN {take_old}; {add_new}; END;",
-        "CREATE TRIGGER review_trialreviewed_insert AFTER INSERT ON review_annotation"
-        f" BEGIN {reviewed}; END;",
-    ]
-
-
-SQLITE_DROP = [
-    "DROP TRIGGER IF EXISTS review_jobtally_insert;",
-    "DROP TRIGGER IF EXISTS review_jobtally_delete;",
-    "DROP TRIGGER IF EXISTS review_jobtally_update;",
-    "DROP TRIGGER IF EXISTS review_trialreviewed_insert;",
-]
-
-
-def create_triggers(connection: Any) -> None:
-    statements = {"postgresql": postgresql_statements, "sqlite": sqlite_statements}
-    make = statements.get(connection.vendor)
-    if make is None:
-        return
-    with connection.cursor() as cursor:
-        for sql in make():
-            cursor.execute(sql)
-
-
-def drop_triggers(connection: Any) -> None:
-    drop = {"postgresql": POSTGRESQL_DROP, "sqlite": SQLITE_DROP}.get(connection.vendor, [])
-    with connection.cursor() as cursor:
-        for sql in drop:
-            cursor.execute(sql)
 
 
 # --- recount -------------------------------------------------------------------------------

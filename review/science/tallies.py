@@ -1,31 +1,31 @@
-"""Agreement's tallies: what one trial's latest judgments add to the counts, as plain values.
+"""Agreement's tallies: each reviewer's latest judgments, counted, kept by the database.
 
 The agreement page over every trial would otherwise group every latest judgment on every
-request (hundreds of thousands at a million trials). Instead `JudgmentTally` and
-`PairTally` (review.models) hold those grouped counts, and each change to a trial's
-judgments or gates adds the difference between the trial's tally before and after. This
-module computes a trial's tally from its latest judgments; review.models stores and applies
-it, in the transaction that changed the trial.
+request (hundreds of thousands at a million trials). Instead `LatestJudgment` holds each
+reviewer's latest (and latest blind) judgment of each trial, with the trial's gates, and
+`JudgmentTally`, `PairTally` and their per-job twins (review.models) hold their grouped
+counts:
+- per latest judgment, one count under its trial's gates (`GATE_FIELDS`) and its judgment,
+  and one more under `blind=True` with its latest blind judgment, if it has one;
+- per unordered pair of a trial's reviewers who both judged pass or fail (reviewer ids
+  ascending), one count under their two judgments and the number of such reviewers on the
+  trial (what Krippendorff's alpha weighs a pair by), for every judgment and for blind
+  judgments alike.
 
-A trial's tally:
-- per latest judgment, one count under its trial's gates (`Gates`) and its judgment, and
-  one more under `blind=True` with its latest blind judgment, if it has one;
-- per unordered pair of its reviewers who both judged pass or fail (reviewer ids ascending),
-  one count under their two judgments and the number of such reviewers on the trial (what
-  Krippendorff's alpha weighs a pair by), for every judgment and for blind judgments alike.
+Database triggers keep all of them (review migration 0009), in the writing statement's
+transaction, whichever way an annotation is inserted or a trial's gates change (`save()`,
+`bulk_create`, `QuerySet.update`, COPY). This module holds the recount, `rebuild`: the
+same rules written as one set of statements over every trial, for data written with the
+triggers absent (a restored dump) and for the tests that check the triggers against it.
 """
 
 from __future__ import annotations
 
-from collections import Counter
-from collections.abc import Iterable
-from dataclasses import astuple, dataclass
 from typing import Any
 
-from rewards.models import Trial
-
-DECIDED = ("pass", "fail")
-# The gates a judgment is tallied under, in the order of the tally's key columns.
+# The gates a judgment is tallied under, in the order of the tally's key columns: the
+# trial's judge and scorer verdicts, its verifier (PASS when the reward reaches the task's
+# pass threshold, else FAIL), failure mode, task source and judge model.
 GATE_FIELDS = (
     "judge_verdict",
     "scorer_verdict",
@@ -34,90 +34,6 @@ GATE_FIELDS = (
     "source",
     "judge_model",
 )
-# The trial fields the gates are read from: a save that changes none of them changes no tally.
-TRIAL_FIELDS = frozenset(
-    {"judge_verdict", "scorer_verdict", "reward", "failure_mode", "judge_model", "task"}
-)
-
-# (blind, *gates, judgment) and (blind, reviewer a, reviewer b, a's judgment, b's, raters)
-JudgmentKey = tuple[bool, str, str, str, str, str, str, str]
-PairKey = tuple[bool, int, int, str, str, int]
-
-
-@dataclass(frozen=True)
-class Gates:
-    """What agreement compares a judgment with, and groups it by, read off its trial."""
-
-    judge_verdict: str
-    scorer_verdict: str
-    verifier: str  # PASS when the reward reaches the task's pass threshold, else FAIL
-    failure_mode: str
-    source: str
-    judge_model: str
-
-    @classmethod
-    def of(cls, trial: Trial) -> Gates:
-        return cls(
-            judge_verdict=trial.judge_verdict,
-            scorer_verdict=trial.scorer_verdict,
-            verifier="PASS" if trial.automated_pass else "FAIL",
-            failure_mode=trial.failure_mode,
-            source=trial.task.source,
-            judge_model=trial.judge_model,
-        )
-
-    def as_dict(self) -> dict[str, str]:
-        return dict(zip(GATE_FIELDS, astuple(self), strict=True))
-
-
-@dataclass(frozen=True)
-class Judged:
-    """One reviewer's latest judgment of the trial, as tallied."""
-
-    reviewer_id: int
-    judgment: str
-    blind_judgment: str  # '' when the reviewer made no blind annotation of the trial
-    gates: Gates
-
-
-@dataclass
-class Tally:
-    judgments: Counter[JudgmentKey]
-    pairs: Counter[PairKey]
-
-    def minus(self, other: Tally) -> Tally:
-        """The change from `other` to this tally: positive and negative counts, no zeros."""
-        return Tally(
-            _difference(self.judgments, other.judgments), _difference(self.pairs, other.pairs)
-        )
-
-
-def _difference[K](new: Counter[K], old: Counter[K]) -> Counter[K]:
-    changed: Counter[K] = Counter()
-    for key in new.keys() | old.keys():
-        if n := new[key] - old[key]:
-            changed[key] = n
-    return changed
-
-
-def tally(rows: Iterable[Judged]) -> Tally:
-    """The counts one trial's latest judgments contribute."""
-    judgments: Counter[JudgmentKey] = Counter()
-    pairs: Counter[PairKey] = Counter()
-    ordered = sorted(rows, key=lambda row: row.reviewer_id)
-    for blind in (False, True):
-        counted = [
-            (row.reviewer_id, row.blind_judgment if blind else row.judgment, row.gates)
-            for row in ordered
-        ]
-        for _, judgment, gates in counted:
-            if judgment:
-                judgments[(blind, *astuple(gates), judgment)] += 1
-        decided = [(reviewer, judgment) for reviewer, judgment, _ in counted if judgment in DECIDED]
-        for i, (a, a_judgment) in enumerate(decided):
-            for b, b_judgment in decided[i + 1 :]:
-                pairs[(blind, a, b, a_judgment, b_judgment, len(decided))] += 1
-    return Tally(judgments, pairs)
 
 
 # --- recount ---------------------------------------------------------------------------------
@@ -199,8 +115,8 @@ def rebuild(connection: Any) -> None:
     """Recount the latest judgments and every agreement tally (of all trials and per job)
     from the annotations.
 
-    For data written around the application (raw SQL, a restored dump): the application
-    keeps all of them itself. `manage.py retally` runs it, with the job tallies'.
+    For data written with the triggers absent (a restored dump): the triggers keep all of
+    them otherwise. `manage.py retally` runs it, with the job tallies'.
     """
     tables = (
         "review_jobpairtally",

@@ -1,8 +1,8 @@
 """`manage.py retally`: recount every kept tally from the trials and annotations.
 
-The application keeps them itself (agreement's tallies in the annotation's transaction, the
-job tallies by database triggers); this is for data written around it, such as rows loaded
-with raw SQL or COPY while the triggers were absent, or a restored dump.
+Database triggers keep them (review migrations 0008 and 0009) through every write; this is
+for data loaded with the triggers absent, such as a restored dump or rows copied in while
+they were dropped.
 """
 
 from __future__ import annotations
