@@ -1,4 +1,4 @@
-"""`manage.py seed_demo` and `demo.data`: deterministic, varied, and true to the rules."""
+"""`manage.py seed_demo` and the `demo` modules: deterministic, varied, and true to the rules."""
 
 from __future__ import annotations
 
@@ -14,7 +14,10 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.db import models
 
-from demo import data as demo
+from demo.cases import CASE_CYCLES, HOSTILE, PROFILES
+from demo.generator import DemoGenerator
+from demo.loaders import seed_fast, seed_with_writer
+from demo.plan import DemoPlan
 from rewards import rules
 from rewards.models import (
     ErrorTag,
@@ -79,8 +82,8 @@ def summary_columns(trial: Trial) -> dict[str, Any]:
 
 # --- determinism ----------------------------------------------------------------------------------
 def test_same_seed_builds_the_same_bundles() -> None:
-    first = demo.DemoGenerator(demo.DemoPlan(seed=7, trials=40))
-    second = demo.DemoGenerator(demo.DemoPlan(seed=7, trials=40))
+    first = DemoGenerator(DemoPlan(seed=7, trials=40))
+    second = DemoGenerator(DemoPlan(seed=7, trials=40))
     for i in range(40):
         assert first.trial(i).bundle == second.trial(i).bundle
 
@@ -106,11 +109,11 @@ def test_same_seed_stores_the_same_content_and_another_seed_does_not() -> None:
 def test_fast_path_stores_what_the_writer_stores() -> None:
     # Up to ARCHETYPES_PER_PROFILE trials per profile, every fast-path trial is its own
     # archetype: the rows must equal the writer's (content_digest is the writer's alone).
-    plan = demo.DemoPlan(seed=5, trials=60)
-    demo.seed_with_writer(plan, compact=True)
+    plan = DemoPlan(seed=5, trials=60)
+    seed_with_writer(plan, compact=True)
     written = snapshot(skip_trial=["content_digest"])
     wipe()
-    report = demo.seed_fast(plan)
+    report = seed_fast(plan)
     loaded = snapshot(skip_trial=["content_digest"])
 
     assert report.trials == 60
@@ -229,7 +232,7 @@ def test_every_status_and_exception_is_present() -> None:
 @pytest.mark.usefixtures("covered")
 def test_agents_blobs_and_long_text_are_present() -> None:
     assert values(Trial, "agent_name") >= {"claude-code", "openclaw", "terminus-2"}
-    assert len(values(Trial, "model_name")) == len(demo.PROFILES)
+    assert len(values(Trial, "model_name")) == len(PROFILES)
     detail = TrialDetail.objects.exclude(trajectory__isnull=True).first()
     assert detail is not None
     trajectory = detail.trajectory
@@ -261,7 +264,7 @@ def test_hostile_strings_are_stored_verbatim_in_agent_fields() -> None:
             *Trial.objects.values_list("exception_message", flat=True),
         ]
     )
-    for hostile in demo.HOSTILE:
+    for hostile in HOSTILE:
         assert hostile in agent_text, hostile
     # Spreadsheet formulas lead a cell: they must start a field, not just appear in one.
     finals = set(TrialDetail.objects.values_list("final_response", flat=True))
@@ -330,12 +333,12 @@ def test_fast_path_refuses_a_seed_it_already_loaded() -> None:
 
 
 def test_case_cycles_are_pairwise_prime_and_short_enough_for_the_coverage_run() -> None:
-    assert math.lcm(*demo.CASE_CYCLES) == math.prod(demo.CASE_CYCLES)
-    assert max(demo.CASE_CYCLES) <= COVERAGE_N
+    assert math.lcm(*CASE_CYCLES) == math.prod(CASE_CYCLES)
+    assert max(CASE_CYCLES) <= COVERAGE_N
 
 
 def test_trial_names_and_uids_are_unique() -> None:
-    plan = demo.DemoPlan(seed=1, trials=5_000, jobs=2)
+    plan = DemoPlan(seed=1, trials=5_000, jobs=2)
     suffixes = [plan.suffix(i) for i in range(plan.trials)]
     uids = [plan.uid(i) for i in range(plan.trials)]
     assert len(set(suffixes)) == plan.trials

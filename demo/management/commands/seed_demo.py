@@ -18,7 +18,9 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from tqdm import tqdm
 
-from demo import data as demo
+from demo.harbor import write_harbor
+from demo.loaders import FAST_THRESHOLD, seed_fast, seed_with_writer
+from demo.plan import MIN_JOBS, TRIALS_PER_JOB, DemoError, DemoPlan, SeedReport
 from rewards.models import Trial
 
 
@@ -32,8 +34,7 @@ class Command(BaseCommand):
             "--jobs",
             type=int,
             default=None,
-            help=f"how many jobs (default: one per {demo.TRIALS_PER_JOB:,} trials, "
-            f"at least {demo.MIN_JOBS})",
+            help=f"how many jobs (default: one per {TRIALS_PER_JOB:,} trials, at least {MIN_JOBS})",
         )
         parser.add_argument(
             "--if-empty",
@@ -71,10 +72,8 @@ class Command(BaseCommand):
                 )
                 return
         try:
-            plan = demo.DemoPlan(
-                seed=options["seed"], trials=options["trials"], jobs=options["jobs"]
-            )
-        except demo.DemoError as exc:
+            plan = DemoPlan(seed=options["seed"], trials=options["trials"], jobs=options["jobs"])
+        except DemoError as exc:
             raise CommandError(str(exc)) from exc
 
         bar = tqdm(
@@ -86,7 +85,7 @@ class Command(BaseCommand):
         )
         try:
             report = self._run(plan, harbor, options, bar.update)
-        except demo.DemoError as exc:
+        except DemoError as exc:
             raise CommandError(str(exc)) from exc
         finally:
             bar.close()
@@ -111,11 +110,11 @@ class Command(BaseCommand):
 
     @staticmethod
     def _run(
-        plan: demo.DemoPlan, harbor: Path | None, options: dict[str, Any], progress: Any
-    ) -> demo.SeedReport:
+        plan: DemoPlan, harbor: Path | None, options: dict[str, Any], progress: Any
+    ) -> SeedReport:
         if harbor is not None:
-            return demo.write_harbor(plan, harbor, progress=progress)
-        fast = options["fast"] or (not options["writer"] and plan.trials > demo.FAST_THRESHOLD)
+            return write_harbor(plan, harbor, progress=progress)
+        fast = options["fast"] or (not options["writer"] and plan.trials > FAST_THRESHOLD)
         if fast:
-            return demo.seed_fast(plan, progress=progress)
-        return demo.seed_with_writer(plan, progress=progress)
+            return seed_fast(plan, progress=progress)
+        return seed_with_writer(plan, progress=progress)
