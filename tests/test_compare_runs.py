@@ -125,7 +125,7 @@ def test_compare_page_shows_the_figures_in_a_fixed_number_of_queries(
 ) -> None:
     a, b = runs
     f.login(client, "ann", "analyst")
-    # session, the user with their roles, job A, job B (form), the two runs' tallies summed
+    # the user, their role groups, job A, job B (form), the two runs' tallies summed
     # per task, the flipped tasks' first trials, and the job selects' choices (read once,
     # then cached).
     with django_assert_num_queries(7):
@@ -159,7 +159,7 @@ def test_side_by_side_shows_both_trials(
     regression = compare.compare(*runs).regressions[0]
     f.login(client, "ann", "analyst")
     url = f"/compare/trials/{regression.a_trial}/{regression.b_trial}/"
-    # session, the user with their roles, both trials, their details, scorers and judge
+    # the user, their role groups, both trials, their details, scorers and judge
     # verdicts.
     with django_assert_num_queries(6):
         response = client.get(url)

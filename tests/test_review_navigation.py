@@ -244,7 +244,7 @@ def test_previous_and_next_cost_no_extra_query_whatever_the_data_size(
     trials = _many(size)
     f.login(client, "rita", "reviewer")
     middle = trials[len(trials) // 2]
-    # 1 session, 2 the user with their role groups, 3 the trial with its job, task and open
+    # 1 the user, 2 their role groups, 3 the trial with its job, task and open
     # tab's blobs AND its previous and next ids (two keyset subqueries, LIMIT 1 each, in the
     # same SELECT), 4 results, 5 scorers, 6 judge verdicts, 7 the reviewer's profile: the
     # same 7 as the page without a list (no annotation and no error tag yet: neither
@@ -266,7 +266,7 @@ def test_the_tab_fragment_with_its_links_runs_a_fixed_number_of_queries(
 ) -> None:
     trials = _many(size)
     f.login(client, "rita", "reviewer")
-    # 1 session, 2 the user with their role groups, 3 the trial with its neighbours and the
+    # 1 the user, 2 their role groups, 3 the trial with its neighbours and the
     # tab's blobs.
     with django_assert_num_queries(3):
         response = client.get(f"/trials/{trials[1].pk}/?sort=-reward&tab=diff", headers=HX)
