@@ -22,9 +22,8 @@ from typing import Any, cast
 from django import forms
 from django.contrib.auth.models import User
 from django.db import connection
-from django.db.models import Exists, F, OuterRef, Q, QuerySet, Subquery
+from django.db.models import BooleanField, Exists, F, Func, OuterRef, Q, QuerySet, Subquery, Value
 from django.db.models.expressions import RawSQL
-from django.db.models.fields.tuple_lookups import Tuple, TupleGreaterThan, TupleLessThan
 from django.forms.utils import flatatt
 from django.forms.widgets import ChoiceWidget
 from django.http import QueryDict
@@ -1048,8 +1047,30 @@ def _after_row(field: str, value: Any, pk: int, descending: bool) -> Any:
     """
     if field == "id":
         return Q(id__lt=pk) if descending else Q(id__gt=pk)
-    lookup = TupleLessThan if descending else TupleGreaterThan
-    return lookup(Tuple(F(field), F("id")), (value, pk))
+    row, cursor = Row(F(field), F("id")), Row(Value(value), Value(pk))
+    return RowLessThan(row, cursor) if descending else RowGreaterThan(row, cursor)
+
+
+class Row(Func):
+    """A row value, `(a, b)`: what a keyset compares, in the order of its index."""
+
+    template = "(%(expressions)s)"
+
+
+class RowGreaterThan(Func):
+    """`(a, b) > (x, y)`, a row comparison in SQL (PostgreSQL; SQLite since 3.15). The
+    database starts a scan of the (a, b) index at (x, y); the equivalent OR of column
+    comparisons would not be planned as one index range."""
+
+    arg_joiner = " > "
+    template = "%(expressions)s"
+    output_field = BooleanField()
+
+
+class RowLessThan(RowGreaterThan):
+    """`(a, b) < (x, y)`: as `RowGreaterThan`, walking the index backwards."""
+
+    arg_joiner = " < "
 
 
 def _sort_value(trial: Trial | dict[str, Any], field: str) -> Any:
