@@ -131,14 +131,15 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
-# Django's model backend, reading the user's role groups with the user (one query, not two).
-AUTHENTICATION_BACKENDS = ["review.auth.RoleBackend"]
+# Django's own backend; a user's role groups are read once per request (review.roles).
+AUTHENTICATION_BACKENDS = ["django.contrib.auth.backends.ModelBackend"]
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "/"
 LOGOUT_REDIRECT_URL = "login"
-# Sessions live in the database so any number of app servers can share them; Django's
-# database store, with the read every request makes written once (review/sessions.py).
-SESSION_ENGINE = "review.sessions"
+# Sessions live in the database so any number of app servers can share them, read through
+# the cache (write-through): with a cache shared by every process (Redis in production), a
+# request reads its session without a query and a logout ends it everywhere.
+SESSION_ENGINE = "django.contrib.sessions.backends.cached_db"
 
 # --- Security ----------------------------------------------------------------------------
 SECURE_CSP = {

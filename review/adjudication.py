@@ -24,7 +24,6 @@ from django.contrib.auth.models import User
 from django.db import transaction
 from django.db.models import BooleanField, Exists, ExpressionWrapper, OuterRef, Q
 
-from review.compiled import ByTrial
 from review.models import Adjudication, Annotation, refresh_human_summary
 from rewards.models import Trial, TrialQuerySet
 
@@ -117,20 +116,17 @@ class Verdict:
         )
 
 
-# A trial's adjudications, oldest first, with their adjudicators: compiled once.
-_ADJUDICATIONS = ByTrial(
-    lambda pk: Adjudication.objects.filter(trial_id=pk).order_by("created_at", "id"),
-    users=("adjudicator",),
-)
-
-
 def verdicts(trial: Trial, annotations: list[Annotation]) -> list[Verdict]:
     """The trial's adjudications, oldest first, each with its settled annotations (one query).
 
     `annotations` is the trial's history, already read: the settled ones are found in it.
     """
     by_id = {annotation.pk: annotation for annotation in annotations}
-    rows = _ADJUDICATIONS(trial.pk)
+    rows = list(
+        Adjudication.objects.filter(trial=trial)
+        .select_related("adjudicator")
+        .order_by("created_at", "id")
+    )
     for row in rows:
         row.trial = trial
     return [

@@ -12,7 +12,7 @@ import binascii
 import copy
 import hashlib
 import json
-from collections.abc import Callable, Hashable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
 from functools import lru_cache
@@ -22,19 +22,17 @@ from typing import Any, cast
 from django import forms
 from django.contrib.auth.models import User
 from django.db import connection
-from django.db.models import Exists, F, OuterRef, Q, QuerySet, Subquery
+from django.db.models import BooleanField, Exists, F, Func, OuterRef, Q, QuerySet, Subquery, Value
 from django.db.models.expressions import RawSQL
-from django.db.models.fields.tuple_lookups import Tuple, TupleGreaterThan, TupleLessThan
 from django.forms.utils import flatatt
 from django.forms.widgets import ChoiceWidget
 from django.http import QueryDict
 from django.utils.choices import BaseChoiceIterator
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
-from django.utils.timezone import get_current_timezone, get_current_timezone_name
+from django.utils.timezone import get_current_timezone
 
 from review.choices import job_choices, newest_job_name
-from review.compiled import value_rows
 from review.filtering.search import search
 from review.models import Annotation, LatestJudgment
 from review.widgets import FastSelect, FastWidgetRenderer
@@ -709,16 +707,8 @@ class TrialFilterForm(forms.Form):
     def ordered(self, queryset: QuerySet[Trial]) -> QuerySet[Trial]:
         return _order(queryset, self.current_sort)
 
-    def page(
-        self, queryset: QuerySet[Trial], size: int = PAGE_SIZE, *, remember_as: str = ""
-    ) -> Page:
-        """The first `size` rows of `queryset` under this filter, after the page's cursor.
-
-        `remember_as` names a `.values()` queryset that is the same on every call (the
-        explorer's rows): the SQL the ORM writes for each filter is then kept, by the filter
-        (`kept_rows`) and cursor as the URL gives them (`review.compiled.value_rows`), and a
-        page seen again runs it without building and compiling the queryset anew.
-        """
+    def page(self, queryset: QuerySet[Trial], size: int = PAGE_SIZE) -> Page:
+        """The first `size` rows of `queryset` under this filter, after the page's cursor."""
         sort = self.current_sort
         key = SORT_KEYS[sort.lstrip("-")]
         cursor = self._value("after")
@@ -728,43 +718,13 @@ class TrialFilterForm(forms.Form):
                 after = decode_cursor(cursor, sort)
             except CursorError:
                 self.add_error("after", "This page link is out of date; showing the first page.")
-        # A sort by name walks the names the database holds: its SQL follows from more.
-        if remember_as and key.field not in BY_NAME:
-            rows = self.kept_rows(
-                (remember_as, cursor, size),
-                lambda: _first_rows_query(self.filter(queryset), sort, after, size + 1),
-            )
-        else:
-            rows = _first_rows(self.filter(queryset), sort, after, size + 1)
+        rows = _first_rows(self.filter(queryset), sort, after, size + 1)
         next_cursor = None
         if len(rows) > size:
             rows = rows[:size]
             last = rows[-1]
             next_cursor = encode_cursor(sort, _sort_value(last, key.field), _sort_value(last, "id"))
         return Page(rows=rows, next_cursor=next_cursor, is_continuation=after is not None)
-
-    def sql_key(self) -> tuple[str, str] | None:
-        """What the SQL of a query built from this filter (and parameters of its own) follows
-        from, when the query string alone decides it: every value valid (a field in error
-        filters nothing, and may stop being in error when the database changes: a job that
-        appears) and no search (it looks tasks up first). The key is the query string and
-        the time zone (the days of `reviewed_by`); `review.compiled.value_rows` keeps such
-        a query's SQL by it. None otherwise."""
-        if self.errors or self._value("q"):
-            return None
-        return (self.canonical_query().urlencode(), get_current_timezone_name())
-
-    def kept_rows(
-        self, name: tuple[Hashable, ...], build: Callable[[], QuerySet[Any]]
-    ) -> list[Any]:
-        """The rows of the `.values()` queryset `build()` gives for this filter (`name` says
-        which query): its SQL kept by `name` and `sql_key` (`review.compiled.value_rows`), so
-        that a page seen again runs it without building the queryset anew; built anew each
-        time when the query string alone does not decide it."""
-        key = self.sql_key()
-        if key is None:
-            return list(build())
-        return value_rows((*name, *key), build)
 
     @property
     def sorts_by_name(self) -> bool:
@@ -1048,8 +1008,30 @@ def _after_row(field: str, value: Any, pk: int, descending: bool) -> Any:
     """
     if field == "id":
         return Q(id__lt=pk) if descending else Q(id__gt=pk)
-    lookup = TupleLessThan if descending else TupleGreaterThan
-    return lookup(Tuple(F(field), F("id")), (value, pk))
+    row, cursor = Row(F(field), F("id")), Row(Value(value), Value(pk))
+    return RowLessThan(row, cursor) if descending else RowGreaterThan(row, cursor)
+
+
+class Row(Func):
+    """A row value, `(a, b)`: what a keyset compares, in the order of its index."""
+
+    template = "(%(expressions)s)"
+
+
+class RowGreaterThan(Func):
+    """`(a, b) > (x, y)`, a row comparison in SQL (PostgreSQL; SQLite since 3.15). The
+    database starts a scan of the (a, b) index at (x, y); the equivalent OR of column
+    comparisons would not be planned as one index range."""
+
+    arg_joiner = " > "
+    template = "%(expressions)s"
+    output_field = BooleanField()
+
+
+class RowLessThan(RowGreaterThan):
+    """`(a, b) < (x, y)`: as `RowGreaterThan`, walking the index backwards."""
+
+    arg_joiner = " < "
 
 
 def _sort_value(trial: Trial | dict[str, Any], field: str) -> Any:

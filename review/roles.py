@@ -31,8 +31,9 @@ _CACHE_ATTR = "_trialdesk_roles"
 
 
 def roles_of(user: AbstractBaseUser | AnonymousUser) -> frozenset[str]:
-    """The user's role groups, cached on the user object: read with the session's user by
-    `review.auth.RoleBackend`, otherwise by one query the first time they are asked for."""
+    """The user's role groups: one query the first time they are asked for, then kept on the
+    user object. The session's user is loaded afresh on every request, so the roles are read
+    at most once a request and a change of groups counts from the next request on."""
     if not user.is_authenticated or not user.is_active:
         return frozenset()
     if not isinstance(user, PermissionsMixin):
@@ -42,11 +43,6 @@ def roles_of(user: AbstractBaseUser | AnonymousUser) -> frozenset[str]:
         cached = frozenset(user.groups.filter(name__in=ROLE_GROUPS).values_list("name", flat=True))
         setattr(user, _CACHE_ATTR, cached)
     return cached
-
-
-def remember_roles(user: AbstractBaseUser, roles: frozenset[str]) -> None:
-    """Keep `roles` (read along with `user`) as the answer of `roles_of(user)`."""
-    setattr(user, _CACHE_ATTR, roles)
 
 
 def _is_staff(user: AbstractBaseUser | AnonymousUser) -> bool:

@@ -127,7 +127,7 @@ def test_the_queue_lists_waiting_trials_in_a_fixed_number_of_queries(
     django_assert_num_queries: DjangoAssertNumQueries,
 ) -> None:
     client.force_login(people["eve"])
-    # session, the user with their roles, one page of waiting trials.
+    # the user, their role groups, one page of waiting trials.
     with django_assert_num_queries(3):
         response = client.get("/adjudication/?conflict=human&conflict=judge")
     html = response.content.decode()
@@ -212,7 +212,7 @@ def test_the_adjudicate_page_runs_a_fixed_number_of_queries(
     django_assert_num_queries: DjangoAssertNumQueries,
 ) -> None:
     client.force_login(people["eve"])
-    # session, the user with their roles, the trial, each reviewer's latest, every
+    # the user, their role groups, the trial, each reviewer's latest, every
     # annotation, earlier verdicts, the current conflicts.
     with django_assert_num_queries(7):
         assert client.get(f"/trials/{split.pk}/adjudicate/").status_code == 200

@@ -210,7 +210,7 @@ def test_agreement_page_renders_the_figures_in_a_fixed_number_of_queries(
     client: Client, trials: dict[str, Any], django_assert_num_queries: DjangoAssertNumQueries
 ) -> None:
     f.login(client, "ann", "analyst")
-    # session, the user with their roles, the grouped counts, the reviewer pairs with their
+    # the user, their role groups, the grouped counts, the reviewer pairs with their
     # names.
     with django_assert_num_queries(4):
         response = client.get("/agreement/")
@@ -240,7 +240,7 @@ def test_a_filtered_agreement_page_groups_its_trials_in_a_fixed_number_of_querie
 ) -> None:
     job = trials["t1"].job_id
     f.login(client, "ann", "analyst")
-    # session, the user with their roles, the newest jobs (the filter finds the job among
+    # the user, their role groups, the newest jobs (the filter finds the job among
     # them; cached from here on), the grouped judgments of the filter's trials, their
     # reviewer pairs with the reviewers' names.
     with django_assert_num_queries(5):

@@ -39,7 +39,6 @@ from review.science import agreement, job_tallies, tallies
 from rewards.models import Task, Trial
 from rewards.scoring.grading import store_verdict
 from tests import review_factories as f
-from tests.conftest import RecordCalls
 
 pytestmark = pytest.mark.django_db
 
@@ -374,41 +373,27 @@ def test_the_page_of_one_job_reads_its_tallies_and_agrees_with_grouping_them(
     assert_kept_equals_recount()
 
 
-def test_the_counts_sql_is_kept_from_the_first_view_and_reads_new_annotations(
-    people: dict[str, User], record_calls: RecordCalls
-) -> None:
-    from review.compiled import forget_value_rows
-
+def test_the_counts_read_new_annotations(people: dict[str, User]) -> None:
     rita, sam = people["rita"], people["sam"]
     trials = two_runs_judged(people, modes=3, judged=10)
     job_a = trials[0].job
-    # Every trial's tallies, one job's (also blind only), and a filter that groups the
-    # latest judgments themselves.
-    queries = ["", f"job={job_a.pk}", f"job={job_a.pk}&counted=blind", "reward_min=0.5"]
-    forget_value_rows()
-    first = {query: matrices(query, "failure_mode") for query in queries}
-    built = record_calls(agreement, "_grouped")
-    tallied = record_calls(agreement, "_tallies")
-    assert {query: matrices(query, "failure_mode") for query in queries} == first
-    # The SQL of each filter, as the first view wrote it.
-    assert built == []
-    assert tallied == []
-    # New judgments are read by the kept SQL: the same counts as building the queries anew.
+    # Every trial's tallies, one job's (also blind only), a filter that groups the latest
+    # judgments themselves, and a search.
+    queries = ["", f"job={job_a.pk}", f"job={job_a.pk}&counted=blind", "reward_min=0", "q=t1"]
+
+    def judgments() -> dict[str, int]:
+        return {q: agreement.report(TrialFilterForm(QueryDict(q))).judgments for q in queries}
+
+    first = judgments()
+    assert trials[10].job_id == job_a.pk != trials[11].job_id
     for trial in trials[10:]:
         add_annotation(trial_id=trial.pk, reviewer=rita, judgment="fail")
         add_annotation(trial_id=trial.pk, reviewer=sam, judgment="fail")
-    kept = {query: matrices(query, "failure_mode") for query in queries}
-    assert built == []
-    assert tallied == []
-    assert kept != first
-    forget_value_rows()
-    assert {query: matrices(query, "failure_mode") for query in queries} == kept
-    assert len(built) == len(queries)
-    # A search looks tasks up before its SQL is written: built on every view.
-    built.clear()
-    matrices("q=t1", "failure_mode")
-    matrices("q=t1", "failure_mode")
-    assert len(built) == 2
+    # Four new judgments over every trial, two in run A's; none of them blind. The search
+    # matches t1, t10 and t11 (the names contain "t1").
+    added = {queries[0]: 4, queries[1]: 2, queries[2]: 0, queries[3]: 4, queries[4]: 4}
+    assert judgments() == {q: first[q] + added[q] for q in queries}
+    assert_kept_equals_recount()
 
 
 @pytest.mark.parametrize("reviewers", [1, 12])

@@ -137,7 +137,7 @@ def test_the_blind_page_runs_a_fixed_number_of_queries(
 ) -> None:
     trial = secret_trial()
     client.force_login(rita)
-    # session, the user with their roles, the blind record of the trial, "already
+    # the user, their role groups, the blind record of the trial, "already
     # reviewed?", the reviewer's discipline, the trial's artifacts.
     with django_assert_num_queries(6):
         assert client.get(f"/trials/{trial.pk}/blind/").status_code == 200

@@ -22,7 +22,6 @@ from review.models import add_annotation
 from review.science import compare
 from rewards.models import Job, Trial
 from tests import review_factories as f
-from tests.conftest import RecordCalls
 
 pytestmark = pytest.mark.django_db
 
@@ -125,7 +124,7 @@ def test_compare_page_shows_the_figures_in_a_fixed_number_of_queries(
 ) -> None:
     a, b = runs
     f.login(client, "ann", "analyst")
-    # session, the user with their roles, job A, job B (form), the two runs' tallies summed
+    # the user, their role groups, job A, job B (form), the two runs' tallies summed
     # per task, the flipped tasks' first trials, and the job selects' choices (read once,
     # then cached).
     with django_assert_num_queries(7):
@@ -159,7 +158,7 @@ def test_side_by_side_shows_both_trials(
     regression = compare.compare(*runs).regressions[0]
     f.login(client, "ann", "analyst")
     url = f"/compare/trials/{regression.a_trial}/{regression.b_trial}/"
-    # session, the user with their roles, both trials, their details, scorers and judge
+    # the user, their role groups, both trials, their details, scorers and judge
     # verdicts.
     with django_assert_num_queries(6):
         response = client.get(url)
@@ -195,25 +194,14 @@ def test_compare_pages_need_login_a_role_and_get(client: Client, url: str) -> No
     assert client.post(url).status_code == 405
 
 
-def test_the_comparisons_sql_is_written_once_a_pair_and_reads_new_trials(
-    runs: tuple[Job, Job], record_calls: RecordCalls
-) -> None:
-    from review import compiled
-
+def test_the_comparison_reads_new_trials(runs: tuple[Job, Job]) -> None:
     a, b = runs
-    compiled.forget_value_rows()
-    compare.compare(a, b)
-    compiles = record_calls(compiled, "_compile_rows")
+    before = compare.compare(a, b)
     # Run B's task1 now fails by a majority: a third regression, with its first trials.
     _run("run-b", [("task1", 0.1, "FAIL"), ("task1", 0.2, "FAIL")])
-    kept = compare.compare(a, b)
-    assert [flip.task for flip in kept.regressions] == ["task1", "task2"]
-    # The tallies' SQL as the first view wrote it; the flipped tasks' first trials are a new
-    # list of tasks, so a query of their own.
-    assert len(compiles) == 1
-    compare.compare(a, b)
-    assert len(compiles) == 1
-    compiled.forget_value_rows()
-    assert compare.compare(a, b) == kept  # as the ORM writes it anew
-    compare.compare(b, a)  # the other way round is another pair
-    assert len(compiles) == 5
+    after = compare.compare(a, b)
+    assert after != before
+    assert [flip.task for flip in after.regressions] == ["task1", "task2"]
+    assert compare.compare(a, b) == after
+    # The other way round, the regressions are improvements.
+    assert [flip.task for flip in compare.compare(b, a).improvements] == ["task1", "task2"]

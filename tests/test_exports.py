@@ -218,7 +218,7 @@ def test_csv_export_streams_with_a_fixed_number_of_queries(client: Client, analy
         assert len(rows) == Trial.objects.count()
         return len(captured)
 
-    # session, the user with their groups, reviewers of the export, then the rows in one
+    # the user, their role groups, reviewers of the export, then the rows in one
     # SELECT; on PostgreSQL that SELECT runs inside COPY on psycopg's cursor, which Django
     # does not log.
     expected = 3 if connection.vendor == "postgresql" else 4

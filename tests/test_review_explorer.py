@@ -163,7 +163,7 @@ def test_the_explorer_runs_a_fixed_number_of_queries(
             scorers=[f.scorer(f"s{n}") for n in range(i % 5 + 1)],
             annotations=[f.annotation(f"rev{n}") for n in range(i % 3)],
         )
-    # 1 session, 2 the user with their role groups, 3 the page of trials (with job and task
+    # 1 the user, 2 their role groups, 3 the page of trials (with job and task
     # joined, LIMIT 51), 4 the jobs for the job filter's <select> (then cached).
     _explorer_queries(client, django_assert_num_queries, "/", 4)
     # The job choices come from the cache now: 1 to 3 only.
@@ -204,7 +204,7 @@ def test_the_job_select_lists_at_most_the_newest_two_hundred_jobs(
     assert ">job-249</option>" in select
     assert ">job-000</option>" not in select
     # A job past the limit named in the URL is still selected (and filters): the form looks
-    # it up (1 session, 2 the user with their roles, 3 the job, 4 the page of trials).
+    # it up (1 the user, 2 their role groups, 3 the job, 4 the page of trials).
     with django_assert_num_queries(4):
         html = client.get(f"/?job={oldest.pk}").content.decode()
     select = html.split('name="job"')[1].split("</select>")[0]
@@ -220,7 +220,7 @@ def test_the_explorer_fragment_runs_a_fixed_number_of_queries(
 ) -> None:
     f.login(client, "rita", "reviewer")
     f.make_trials(count)
-    # 1 session, 2 the user with their role groups, 3 the page of trials; no <select> in
+    # 1 the user, 2 their role groups, 3 the page of trials; no <select> in
     # a fragment.
     with django_assert_num_queries(3):
         assert client.get("/?sort=reward", headers=HX).status_code == 200

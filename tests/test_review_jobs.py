@@ -102,7 +102,7 @@ def test_the_jobs_list_is_walked_newest_first_by_next_links(
     f.login(client, "ann", "analyst")
     Job.objects.bulk_create(Job(name=f"run-{i:03}") for i in range(stats.JOBS_PAGE + 5))
     newest_first = list(Job.objects.order_by("-id").values_list("name", flat=True))
-    # 1 session, 2 the user with their role groups, 3 the page of jobs, 4 their kept tallies
+    # 1 the user, 2 their role groups, 3 the page of jobs, 4 their kept tallies
     # summed per job.
     with django_assert_num_queries(4):
         first = client.get("/jobs/").content.decode()
@@ -133,11 +133,11 @@ def test_jobs_pages_run_a_fixed_number_of_queries(
         f.make_trial(job=f"job-{i % 4}", task=f"task-{i % 3}", agent=f"agent-{i % 2}")
     job = Job.objects.first()
     assert job is not None
-    # 1 session, 2 the user with their role groups, 3 the page of jobs, 4 their kept tallies
+    # 1 the user, 2 their role groups, 3 the page of jobs, 4 their kept tallies
     # summed per job (one GROUP BY over a few rows a job, whatever the trials).
     with django_assert_num_queries(4):
         assert client.get("/jobs/").status_code == 200
-    # 1 session, 2 the user with their role groups, 3 the job, 4 its kept tally rows
+    # 1 the user, 2 their role groups, 3 the job, 4 its kept tally rows
     # (totals, by task, by agent and model, failure modes, the histogram: all added up from
     # them), 5 first annotations by day.
     with django_assert_num_queries(5):

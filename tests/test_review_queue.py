@@ -381,7 +381,7 @@ def test_the_queue_page_runs_a_fixed_number_of_queries(
     f.make_trials(size, judges=[f.judge("FAIL")])
     f.login(client, "rita", "reviewer")
     _claim(client, "judge_verdict=FAIL")
-    # 1 session, 2 the user with their role groups, 3 the reviewer's live claim with its
+    # 1 the user, 2 their role groups, 3 the reviewer's live claim with its
     # trial, job and task, 4 reviewed count, 5 waiting count (each COUNT over at most
     # PROGRESS_CAP + 1 rows).
     with django_assert_num_queries(5):
@@ -394,7 +394,7 @@ def test_a_claim_runs_a_fixed_number_of_queries(
 ) -> None:
     f.make_trials(size, judges=[f.judge("FAIL")])
     f.login(client, "rita", "reviewer")
-    # 1 session, 2 the user with their role groups, 3 SAVEPOINT (the claim's transaction),
+    # 1 the user, 2 their role groups, 3 SAVEPOINT (the claim's transaction),
     # 4 the reviewer's live claim (none), 5 DELETE own and expired leases, 6 the first
     # waiting trial without a lease (LIMIT 1), 7 SAVEPOINT, 8 INSERT the lease, 9 RELEASE,
     # 10 RELEASE.

@@ -169,7 +169,7 @@ def test_the_list_runs_a_fixed_number_of_queries(
     for i in range(count):
         SavedView.objects.create(owner=rita, name=f"mine {i}", query_string=f"q={i}")
         SavedView.objects.create(owner=olga, name=f"hers {i}", query_string=f"q={i}", shared=True)
-    # 1 session, 2 the user with their role groups, 3 the visible views with their owners.
+    # 1 the user, 2 their role groups, 3 the visible views with their owners.
     with django_assert_num_queries(3):
         assert client.get("/views/").status_code == 200
     with django_assert_num_queries(3):

@@ -293,7 +293,7 @@ def test_the_trial_page_runs_a_fixed_number_of_queries(
     eve = f.make_user("eve", "expert")
     for i in range(size):
         adjudicate(trial_id=trial.pk, adjudicator=eve, verdict="pass", rationale=f"r{i}")
-    # 1 session, 2 the user with their role groups, 3 the trial with its job, task and the
+    # 1 the user, 2 their role groups, 3 the trial with its job, task and the
     # open tab's blobs (nothing else of them), 4 its results (raw artifacts deferred), 5
     # scorers, 6 judge verdicts, 7 error tags, 8 annotations with their reviewers, 9 the
     # reviewer's profile (discipline), 10 adjudications with their adjudicators; the
@@ -315,7 +315,7 @@ def test_an_unreviewed_trial_reads_no_annotations_and_no_adjudications(
     )
     assert trial.annotation_count == 0
     f.login(client, "una", role)
-    # 1 session, 2 the user with their role groups, 3 the trial, 4 results, 5 scorers, 6
+    # 1 the user, 2 their role groups, 3 the trial, 4 results, 5 scorers, 6
     # judge verdicts, 7 error tags, and for a reviewer 8 their profile (the form's
     # discipline): the kept annotation count says there is nothing more to read.
     with django_assert_num_queries(expected):
@@ -333,7 +333,7 @@ def test_a_trial_without_judge_or_error_tags_reads_neither(
     assert trial.judge_verdict == ""
     assert trial.error_categories == ""
     f.login(client, "ann", "analyst")
-    # 1 session, 2 the user with their role groups, 3 the trial, 4 results, 5 scorers: its
+    # 1 the user, 2 their role groups, 3 the trial, 4 results, 5 scorers: its
     # kept judge verdict and error categories are empty, so no verdict or tag is read.
     with django_assert_num_queries(5):
         response = client.get(_url(trial))
@@ -348,7 +348,7 @@ def test_a_tab_fragment_runs_a_fixed_number_of_queries(
 ) -> None:
     trial = _busy_trial(size)
     f.login(client, "rita", "reviewer")
-    # 1 session, 2 the user with their role groups, 3 the trial with the tab's blobs, 4 the
+    # 1 the user, 2 their role groups, 3 the trial with the tab's blobs, 4 the
     # current result's raw artifacts (the verifier tab shows them).
     with django_assert_num_queries(4):
         assert client.get(_url(trial, "?tab=verifier"), headers=HX).status_code == 200

@@ -329,9 +329,7 @@ def grouped_counts(form: TrialFilterForm, dimension: Dimension) -> list[dict[str
     Over every trial, or one job's, the kept tallies are summed (a few hundred rows); under
     any other filter the latest judgments of its trials are grouped, by the gates they carry.
     """
-    return form.kept_rows(
-        ("agreement", "grouped_counts", dimension.key), lambda: _grouped(form, dimension)
-    )
+    return list(_grouped(form, dimension))
 
 
 def _grouped(form: TrialFilterForm, dimension: Dimension) -> QuerySet[Any]:
@@ -429,11 +427,8 @@ def pair_counts(form: TrialFilterForm) -> list[PairRow]:
     Krippendorff's alpha needs to weigh each pair.
     """
     if _reads_tallies(form):
-        rows = form.kept_rows(
-            ("agreement", "pair_counts"),
-            lambda: _tallies(form, PairTally, JobPairTally).values(*PAIR_COLUMNS),
-        )
-        return [cast(PairRow, tuple(row[c] for c in PAIR_COLUMNS)) for row in rows]
+        rows = _tallies(form, PairTally, JobPairTally).values_list(*PAIR_COLUMNS)
+        return [cast(PairRow, row) for row in rows]
     field = form.counted_field
     latest = counted(form).filter(**{f"{field}__in": HUMAN_LABELS}).order_by()
     inner, params = latest.values("trial_id", "reviewer_id", field).query.sql_with_params()

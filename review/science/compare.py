@@ -21,7 +21,6 @@ from typing import Any
 
 from django.db.models import OuterRef, Subquery, Sum
 
-from review.compiled import value_rows
 from review.models import JobTally
 from rewards import agreement
 from rewards.agreement import Interval, McNemar, PairedCounts
@@ -122,17 +121,13 @@ def per_task(a: Job, b: Job) -> list[TaskOutcomes]:
 
     One query: the two jobs' kept tallies (`JobTally`, a few dozen rows per job) summed per
     job and task by the database, never their trials; the outcomes are read off those sums.
-    Its SQL is written once per pair of jobs and process (`review.compiled.value_rows`).
     """
     counters = sorted({c for o in OUTCOMES for c in (o.decided, o.passed)})
-    rows = value_rows(
-        ("compare.per_task", a.pk, b.pk),
-        lambda: (
-            JobTally.objects.filter(job__in=[a, b], trials__gt=0)
-            .order_by()
-            .values("job_id", "task_id", "task__name", "task__source")
-            .annotate(**{c: Sum(c) for c in counters})
-        ),
+    rows = (
+        JobTally.objects.filter(job__in=[a, b], trials__gt=0)
+        .order_by()
+        .values("job_id", "task_id", "task__name", "task__source")
+        .annotate(**{c: Sum(c) for c in counters})
     )
     sides: dict[int, dict[int, dict[str, Any]]] = {a.pk: {}, b.pk: {}}
     names: dict[int, tuple[str, str]] = {}
@@ -212,10 +207,7 @@ def first_trials(a: Job, b: Job, task_ids: list[int]) -> dict[int, tuple[int, in
         trials = Trial.objects.filter(job=job, task=OuterRef("pk")).order_by("id")
         return Subquery(trials.values("id")[:1])
 
-    rows = value_rows(
-        ("compare.first_trials", a.pk, b.pk, *task_ids),
-        lambda: Task.objects.filter(pk__in=task_ids).values("pk", in_a=first(a), in_b=first(b)),
-    )
+    rows = Task.objects.filter(pk__in=task_ids).values("pk", in_a=first(a), in_b=first(b))
     return {row["pk"]: (row["in_a"], row["in_b"]) for row in rows}
 
 

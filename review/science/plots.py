@@ -21,9 +21,7 @@ from django.db.models import Count
 from django.db.models.functions import TruncDate
 from django.utils.safestring import SafeString
 from django.utils.text import Truncator
-from django.utils.timezone import get_current_timezone_name
 
-from review.compiled import value_rows
 from review.http import path_of
 from review.models import TrialReviewed
 from review.science.stats import JobBreakdown, Summary
@@ -304,19 +302,14 @@ def cost_per_pass(
 def review_progress(job: Job, summary: Summary) -> Chart:
     """Trials reviewed so far, day by day: a trial counts on the day of its first annotation
     (kept per trial in `TrialReviewed`)."""
-    days: list[tuple[date, int]] = [
-        (row["day"], row["n"])
-        for row in value_rows(
-            ("review_progress", job.pk, get_current_timezone_name()),  # the days' time zone
-            lambda: (
-                TrialReviewed.objects.filter(job=job)
-                .annotate(day=TruncDate("first_at"))
-                .values("day")
-                .annotate(n=Count("first_at"))
-                .order_by("day")
-            ),
-        )
-    ]
+    per_day = (
+        TrialReviewed.objects.filter(job=job)
+        .annotate(day=TruncDate("first_at"))  # in the current time zone
+        .values("day")
+        .annotate(n=Count("first_at"))
+        .order_by("day")
+    )
+    days: list[tuple[date, int]] = [(row["day"], row["n"]) for row in per_day]
     shown = days[-MAX_DAYS:]
     total = sum(n for _, n in days[: len(days) - len(shown)])
     items = []

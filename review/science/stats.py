@@ -14,7 +14,6 @@ from typing import Any
 from django.db.models import Sum
 from django.utils.safestring import SafeString
 
-from review.compiled import value_rows
 from review.models import JobTally
 from review.science import job_tallies
 from review.templatetags.review_tags import percent, score
@@ -160,17 +159,10 @@ BREAKDOWN_COLUMNS = (
 
 def job_breakdown(job: Job) -> JobBreakdown:
     """One query: the job's kept tally rows (a few dozen, whatever its trials), added up by
-    task, by agent and model and by failure mode. Its SQL is written once per job and
-    process (`review.compiled.value_rows`)."""
-    rows = [
-        tuple(row[name] for name in BREAKDOWN_COLUMNS)
-        for row in value_rows(
-            ("job_breakdown", job.pk),
-            lambda: (
-                JobTally.objects.filter(job=job, trials__gt=0).order_by().values(*BREAKDOWN_COLUMNS)
-            ),
-        )
-    ]
+    task, by agent and model and by failure mode."""
+    rows = list(
+        JobTally.objects.filter(job=job, trials__gt=0).order_by().values_list(*BREAKDOWN_COLUMNS)
+    )
     totals = _summed([row[5:] for row in rows])
     tasks = _grouped([((row[1], row[0]), row[5:]) for row in rows])
     agents = _grouped([((row[2], row[3]), row[5:]) for row in rows])

@@ -124,7 +124,7 @@ def explorer(request: HttpRequest) -> HttpResponse:
     form = TrialFilterForm(request.GET)
     # Plain rows (dicts), not model instances: a third of the page's time went to building
     # 51 trials with their job and task.
-    page = form.page(ROWS.all(), remember_as="explorer")
+    page = form.page(ROWS.all())
     query = form.canonical_query()
     encoded = query.urlencode()
     context = {

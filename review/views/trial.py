@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Hashable
 from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import Any
@@ -10,8 +9,7 @@ from typing import Any
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
-from django.db.models import QuerySet
-from django.http import Http404, HttpResponse, HttpResponseRedirect, QueryDict
+from django.http import HttpResponse, HttpResponseRedirect, QueryDict
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
 from django.urls import reverse
@@ -20,7 +18,6 @@ from django.views.decorators.http import require_GET, require_POST
 from django.views.decorators.vary import vary_on_headers
 
 from review import adjudication
-from review.compiled import ByTrial, instance_by_pk
 from review.filters import TrialFilterForm
 from review.forms import (
     STEP_KIND_CHOICES,
@@ -92,36 +89,19 @@ def _get_trial_for(
     """
     if not can_browse(request.user):
         raise PermissionDenied
-    neighbours = None
-    # The key of the SQL: the tab, and the filter whose neighbours the page shows, when its
-    # query string alone decides their SQL (`sql_key`; None: built anew on every view).
-    key: tuple[Hashable, ...] | None = ("trial page", tab)
+    queryset = (
+        Trial.objects.list_columns()
+        .select_related("task__scenario_version__scenario")
+        .defer(*PAGE_UNUSED_COLUMNS)
+    )
     if around is not None and not around.sorts_by_name:
-        neighbours = around.neighbours
-        filter_key = around.sql_key()
-        key = None if filter_key is None else ("trial page", tab, "neighbours", *filter_key)
-
-    def build(pk: int) -> QuerySet[Trial]:
-        queryset = (
-            Trial.objects.list_columns()
-            .select_related("task__scenario_version__scenario")
-            .defer(*PAGE_UNUSED_COLUMNS)
+        queryset = queryset.annotate(**around.neighbours())
+    if tab is not None:
+        wanted = {*TAB_DETAIL_FIELDS[tab], "ingest_problems"}
+        queryset = queryset.select_related("detail").defer(
+            *(f"detail__{name}" for name in DETAIL_BLOBS - wanted)
         )
-        if neighbours is not None:
-            queryset = queryset.annotate(**neighbours())
-        if tab is not None:
-            wanted = {*TAB_DETAIL_FIELDS[tab], "ingest_problems"}
-            queryset = queryset.select_related("detail").defer(
-                *(f"detail__{name}" for name in DETAIL_BLOBS - wanted)
-            )
-        return queryset.filter(pk=pk)
-
-    if key is None:
-        trial = get_object_or_404(build(pk))
-    elif (found := instance_by_pk(key, build, pk)) is not None:
-        trial = found
-    else:
-        raise Http404
+    trial = get_object_or_404(queryset, pk=pk)
     if around is not None and around.sorts_by_name:
         # As `neighbours()` annotates them for the other sorts.
         previous_id, next_id = around.neighbour_ids(trial)
@@ -308,7 +288,7 @@ def _annotations_context(
     # have none, and then neither annotations nor adjudications (which settle annotations)
     # are read.
     reviewed = trial.annotation_count > 0
-    annotations = _ANNOTATIONS(trial.pk) if reviewed else []
+    annotations = annotation_history(trial.pk) if reviewed else []
     if allowed and form is None:
         discipline = (
             ReviewerProfile.objects.filter(user=request.user)
@@ -327,24 +307,37 @@ def _annotations_context(
     }
 
 
-# The page's lists of the trial's rows, compiled once (review.compiled).
-_RESULTS = ByTrial(
-    lambda pk: (
-        EvaluationResult.objects.filter(trial_id=pk)
+# The page's lists of the trial's rows: one query each.
+def results_of(trial_id: int) -> list[EvaluationResult]:
+    """Every result the trial was ingested with, the current one first; the raw artifacts
+    (the files verbatim) are read only by the verifier tab."""
+    return list(
+        EvaluationResult.objects.filter(trial_id=trial_id)
         .defer("raw_artifacts")
         .order_by("-is_current", "-created_at", "-id")
     )
-)
-_SCORERS = ByTrial(lambda pk: ScorerResult.objects.filter(trial_id=pk).order_by("position"))
-_VERDICTS = ByTrial(
-    lambda pk: JudgeVerdict.objects.filter(trial_id=pk).order_by(*JudgeVerdict.LATEST_FIRST)
-)
-_ERROR_TAGS = ByTrial(lambda pk: ErrorTag.objects.filter(trial_id=pk).order_by("id"))
-# The trial's annotations, oldest first, with their reviewers (`history()`'s order).
-_ANNOTATIONS = ByTrial(
-    lambda pk: Annotation.objects.filter(trial_id=pk).order_by(*Annotation.HISTORY),
-    users=("reviewer",),
-)
+
+
+def scorers_of(trial_id: int) -> list[ScorerResult]:
+    return list(ScorerResult.objects.filter(trial_id=trial_id).order_by("position"))
+
+
+def verdicts_of(trial_id: int) -> list[JudgeVerdict]:
+    """The trial's judge verdicts, the shown (latest) one first."""
+    return list(JudgeVerdict.objects.filter(trial_id=trial_id).order_by(*JudgeVerdict.LATEST_FIRST))
+
+
+def error_tags_of(trial_id: int) -> list[ErrorTag]:
+    return list(ErrorTag.objects.filter(trial_id=trial_id).order_by("id"))
+
+
+def annotation_history(trial_id: int) -> list[Annotation]:
+    """The trial's annotations, oldest first, with their reviewers."""
+    return list(
+        Annotation.objects.filter(trial_id=trial_id)
+        .select_related("reviewer")
+        .order_by(*Annotation.HISTORY)
+    )
 
 
 def _page_context(
@@ -354,12 +347,12 @@ def _page_context(
     nav: TrialNav,
     form: AnnotationForm | None = None,
 ) -> dict[str, Any]:
-    results = _RESULTS(trial.pk)
+    results = results_of(trial.pk)
     current = next((r for r in results if r.is_current), None)
-    scorers = _SCORERS(trial.pk)
+    scorers = scorers_of(trial.pk)
     # The trial keeps its latest judge verdict and its error categories: without either,
     # there is no verdict (no error tag) to read.
-    verdicts = _VERDICTS(trial.pk) if trial.judge_verdict else []
+    verdicts = verdicts_of(trial.pk) if trial.judge_verdict else []
     judge = verdicts[0] if verdicts else None
     tabs = _tab_context(trial, state, nav)
     return {
@@ -379,7 +372,7 @@ def _page_context(
         "judge": judge,
         "earlier_verdicts": verdicts[1:],
         "fact_checks": presenters.fact_check_rows(judge.fact_checks if judge else None),
-        "tag_groups": presenters.tags_by_source(_ERROR_TAGS(trial.pk))
+        "tag_groups": presenters.tags_by_source(error_tags_of(trial.pk))
         if trial.error_categories
         else [],
         "phases": presenters.phase_timings(trial.timings),
