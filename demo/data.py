@@ -44,8 +44,9 @@ from django.utils import timezone
 
 from demo.users import DEMO_REVIEWERS
 from rewards import rubric, rules, schemas
-from rewards.ingest.prepared import copy_escape, copy_text, json_text, reserve_trial_ids
-from rewards.ingest.writer import BundleWriter, child_rows, summary_of, trial_columns_of
+from rewards.ingest.copytext import copy_escape, copy_text, json_text
+from rewards.ingest.mapping import child_rows, summary_of, trial_columns_of
+from rewards.ingest.writer import BundleWriter, reserve_trial_ids
 from rewards.models import (
     ErrorTag,
     EvaluationResult,
