@@ -217,10 +217,27 @@ def _subfolders(folder: Folder) -> Iterator[Folder | Problem]:
             yield child
 
 
+def filed_under(record: JobRecord, job: str | None) -> JobRecord:
+    """The job a trial is stored under: `--job NAME` when given, else the one it names.
+
+    The one place `--job` is applied, after any reader has read a trial (Harbor folder,
+    contract directory, bundle line alike), so a trial's uid never depends on it.
+    """
+    if not job or job == record.name:
+        return record
+    return record.model_copy(update={"name": job})
+
+
+def with_job(bundle: TrialBundle, job: str | None) -> TrialBundle:
+    """The bundle filed under `filed_under(bundle.job, job)` (its uid stays the trial's)."""
+    record = filed_under(bundle.job, job)
+    return bundle if record is bundle.job else bundle.model_copy(update={"job": record})
+
+
 def read_item(item: Item, job: str | None = None) -> Iterator[TrialBundle | Problem]:
     """The bundles (or problems) one discovered item gives, filed under `--job` if given."""
     for read in _read(item):
-        yield read if isinstance(read, Problem) else bundles.with_job(read, job)
+        yield read if isinstance(read, Problem) else with_job(read, job)
 
 
 def _read(item: Item) -> Iterator[TrialBundle | Problem]:

@@ -19,8 +19,13 @@ from contextlib import contextmanager
 from typing import Any
 
 from rewards.ingest import worker
-from rewards.ingest.bundles import filed_under
-from rewards.ingest.discover import ContractTrialItem, HarborTrialItem, Item, read_item
+from rewards.ingest.discover import (
+    ContractTrialItem,
+    HarborTrialItem,
+    Item,
+    filed_under,
+    read_item,
+)
 from rewards.ingest.files import Problem
 from rewards.ingest.mapping import task_key
 from rewards.ingest.outcomes import StoredTrial, WriteOutcome

@@ -21,10 +21,9 @@ from django.dispatch import Signal
 from django.utils import timezone
 
 from rewards import schemas
-from rewards.ingest.bundles import filed_under
 from rewards.ingest.copytext import Row, column_plan, copy_value, stamp_fields
 from rewards.ingest.digest import as_stored, earlier_digest
-from rewards.ingest.discover import HarborTrialItem
+from rewards.ingest.discover import HarborTrialItem, filed_under
 from rewards.ingest.mapping import (
     CHILD_MODELS,
     TRIAL_FIELDS,

@@ -21,7 +21,7 @@ from django.db import transaction
 
 from rewards import schemas
 from rewards.ingest import contract
-from rewards.ingest.bundles import with_job
+from rewards.ingest.discover import with_job
 from rewards.ingest.files import Problem, Root
 from rewards.ingest.outcomes import WriteOutcome
 from rewards.ingest.writer import BundleWriter
