@@ -25,8 +25,9 @@ from django.utils import timezone
 from demo.catalogue import short_name
 from demo.generator import DemoGenerator
 from demo.plan import DemoError, DemoPlan, JobPlan, ProgressFn, SeedReport, iso
-from rewards.ingest.prepared import copy_escape, copy_text, json_text, reserve_trial_ids
-from rewards.ingest.writer import BundleWriter, child_rows, summary_of, trial_columns_of
+from rewards.ingest.copytext import copy_escape, copy_text, json_text
+from rewards.ingest.mapping import child_rows, summary_of, trial_columns_of
+from rewards.ingest.writer import BundleWriter, reserve_trial_ids
 from rewards.models import (
     ErrorTag,
     EvaluationResult,

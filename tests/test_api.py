@@ -17,7 +17,8 @@ from django.utils import timezone
 
 from review import tokens
 from review.models import Annotation, ApiToken
-from rewards.ingest.writer import BundleWriter, content_digest
+from rewards.ingest.digest import content_digest
+from rewards.ingest.writer import BundleWriter
 from rewards.models import EvaluationResult, Job, Trial
 from rewards.schemas import TrialBundle
 from tests import review_factories as f

@@ -10,8 +10,8 @@ from django.test import override_settings
 
 from rewards.ingest import harbor
 from rewards.ingest.bundles import parse_line
+from rewards.ingest.digest import content_digest
 from rewards.ingest.files import Limits, Problem, Root
-from rewards.ingest.writer import content_digest
 from rewards.models import EvaluationResult, Job, Trial, TrialDetail
 from rewards.schemas import TrialBundle
 from tests.ingest_helpers import SINGLE, SINGLE_JOB, TIMEOUT, ingest, lay_out

@@ -12,9 +12,12 @@ from django.apps import apps
 from django.db import IntegrityError
 from django.db.models import Model
 
-from rewards.ingest import files, harbor, prepared as prepared_rows
-from rewards.ingest.discover import ContractTrialItem, HarborTrialItem
-from rewards.ingest.prepared import PreparedTrial, Row, RowInserter
+from rewards.ingest import copytext, files, harbor
+from rewards.ingest.copytext import Row
+from rewards.ingest.discover import ContractTrialItem, Discovery, HarborTrialItem, read_item
+from rewards.ingest.pool import ItemReader, read_chunk
+from rewards.ingest.prepared import PreparedTrial
+from rewards.ingest.writer import BundleWriter, RowInserter
 from rewards.models import (
     ErrorTag,
     EvaluationResult,
@@ -278,7 +281,6 @@ def test_progress_bar_is_harmless_without_a_terminal(
 def test_reader_processes_give_the_same_outcomes_as_reading_here(
     harbor_files: Path, tmp_path: Path
 ) -> None:
-    from rewards.ingest.discover import Discovery, ItemReader
 
     job = synthetic_job(harbor_files, tmp_path, 24)
     write_files(job / "broken", {"result.json": "{"})
@@ -299,7 +301,6 @@ def test_reader_processes_give_the_same_outcomes_as_reading_here(
 def test_a_large_run_reads_its_first_trials_here_while_the_reader_processes_start(
     harbor_files: Path, tmp_path: Path
 ) -> None:
-    from rewards.ingest.discover import Discovery, ItemReader
 
     job = synthetic_job(harbor_files, tmp_path, 12)
     here = ItemReader(None, workers=0)
@@ -319,7 +320,6 @@ def test_a_large_run_reads_its_first_trials_here_while_the_reader_processes_star
 
 
 def test_a_small_run_starts_no_reader_process(harbor_files: Path, tmp_path: Path) -> None:
-    from rewards.ingest.discover import Discovery, ItemReader
 
     job = synthetic_job(harbor_files, tmp_path, 3)
     reader = ItemReader(None, workers=1, chunk=2, parallel_after=3)
@@ -351,7 +351,7 @@ def _comparable(read: object) -> object:
 def _without(model: type[Model], row: Row, attname: str) -> tuple[object, ...]:
     """A prepared row's columns, the column `attname` left out (if the row has it)."""
     columns = row.split(b"\t") if isinstance(row, bytes) else list(row)
-    names = [name for name, _, _ in prepared_rows._plan(model)]
+    names = [name for name, _, _ in copytext.column_plan(model)]
     if attname in names:
         del columns[names.index(attname)]
     return tuple(columns)
@@ -464,8 +464,6 @@ def test_a_folder_too_large_to_fingerprint_is_always_read(tmp_path: Path) -> Non
 def test_a_trial_prepared_in_a_reader_process_is_read_again_to_be_updated(
     harbor_files: Path, tmp_path: Path
 ) -> None:
-    from rewards.ingest.discover import Discovery, ItemReader
-    from rewards.ingest.writer import BundleWriter
 
     job = synthetic_job(harbor_files, tmp_path, 4)
 
@@ -490,7 +488,6 @@ def test_a_trial_prepared_in_a_reader_process_is_read_again_to_be_updated(
 
 def trial_items(job: Path) -> list[HarborTrialItem | ContractTrialItem]:
     """The Harbor trial items discovery finds in a job folder, as a chunk to read."""
-    from rewards.ingest.discover import Discovery, HarborTrialItem
 
     return [i for i in Discovery(str(job)).items() if isinstance(i, HarborTrialItem)]
 
@@ -499,8 +496,6 @@ def test_reading_a_chunk_leaves_the_cycle_collector_as_it_found_it(
     harbor_files: Path, tmp_path: Path
 ) -> None:
     import gc
-
-    from rewards.ingest.discover import read_chunk
 
     items = trial_items(synthetic_job(harbor_files, tmp_path, 2))
     assert gc.isenabled()
@@ -519,8 +514,6 @@ def test_a_reader_process_chunk_frees_its_bundles_before_the_collector_runs_agai
 ) -> None:
     import gc
     import pickle
-
-    from rewards.ingest.discover import read_chunk
 
     items = trial_items(synthetic_job(harbor_files, tmp_path, 40))
     kept = read_chunk(items, None)
@@ -556,8 +549,6 @@ def test_a_chunks_trials_of_one_task_carry_one_task_record(
 ) -> None:
     import pickle
 
-    from rewards.ingest.discover import read_chunk
-
     # Four shapes of trial, four tasks: the fifth trial is of the first one's task.
     read = read_chunk(trial_items(synthetic_job(harbor_files, tmp_path, 5)), None)
     # Through the pickle a reader process answers with, as the ingest process sees them.
@@ -577,7 +568,6 @@ def test_reading_a_fingerprinted_trial_lists_no_folder_again(
 ) -> None:
     import os
 
-    from rewards.ingest.discover import Discovery, HarborTrialItem, read_item
     from rewards.ingest.files import Problem
 
     job = synthetic_job(harbor_files, tmp_path, 1)

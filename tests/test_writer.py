@@ -15,14 +15,12 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from rewards import rules
-from rewards.ingest import writer as writer_module
-from rewards.ingest.writer import (
-    BundleWriter,
-    WriteOutcome,
-    bundle_written,
-    content_digest,
-    earlier_digest,
-)
+from rewards.ingest import copytext, digest as digest_module, outcomes, prepared as prepared_module
+from rewards.ingest.copytext import _adapted, _moment, _uuid, copy_escape, copy_text
+from rewards.ingest.digest import as_stored, content_digest, earlier_digest
+from rewards.ingest.mapping import child_rows, summary_of, trial_columns_of
+from rewards.ingest.outcomes import WriteOutcome
+from rewards.ingest.writer import BundleWriter, bundle_written
 from rewards.models import (
     ErrorTag,
     EvaluationResult,
@@ -723,14 +721,12 @@ def test_db_reason_never_echoes_the_database_text() -> None:
         'duplicate key value violates unique constraint "rewards_trial_uid_key"'
         "\nDETAIL:  Key (uid)=(<script>) already exists."
     )
-    assert writer_module._db_reason(exc) == "its uid is already used by a trial in another job"
+    assert outcomes.db_reason(exc) == "its uid is already used by a trial in another job"
     check = IntegrityError("CHECK constraint failed: judge_rubric_complete_unless_unparseable")
-    assert writer_module._db_reason(check) == "a PASS or FAIL judge verdict lacks a rubric score"
-    assert writer_module._db_reason(IntegrityError("<b>")) == (
-        "the database refused it (IntegrityError)"
-    )
+    assert outcomes.db_reason(check) == "a PASS or FAIL judge verdict lacks a rubric score"
+    assert outcomes.db_reason(IntegrityError("<b>")) == ("the database refused it (IntegrityError)")
     # A trial named "fluid" in our own message is not a uid problem.
-    assert writer_module._db_reason(ValueError("trial 'fluid' appears twice")) == (
+    assert outcomes.db_reason(ValueError("trial 'fluid' appears twice")) == (
         "trial 'fluid' appears twice"
     )
 
@@ -755,7 +751,6 @@ def test_a_bug_while_writing_one_trial_loses_only_that_trial(
 
 # --- rows as inserted: COPY text on PostgreSQL, tuples elsewhere ------------------------------
 def test_copy_text_escapes_what_copy_reads_as_syntax_and_spells_values_as_postgresql_does() -> None:
-    from rewards.ingest.prepared import copy_escape, copy_text
 
     assert copy_escape("a\tb\nc\rd\\e") == "a\\tb\\nc\\rd\\\\e"
     assert copy_escape("<script>alert(1)</script>") == "<script>alert(1)</script>"
@@ -766,7 +761,6 @@ def test_copy_text_escapes_what_copy_reads_as_syntax_and_spells_values_as_postgr
 
 
 def test_datetime_and_uuid_columns_are_spelled_for_copy_without_asking_the_backend() -> None:
-    from rewards.ingest.prepared import _adapted, _moment, _uuid
 
     started, uid = Trial._meta.get_field("started_at"), Trial._meta.get_field("uid")
     moment = datetime(2026, 1, 2, 3, 4, 5, 678, tzinfo=UTC)
@@ -823,7 +817,7 @@ def test_the_digest_is_the_canonical_json_of_the_whole_content(as_read: dict[str
     import orjson
 
     stored = bundle(**as_read)
-    content = stored.model_dump(mode="json", exclude=writer_module._DIGEST_EXCLUDE)
+    content = stored.model_dump(mode="json", exclude=digest_module._DIGEST_EXCLUDE)
     try:
         canonical = orjson.dumps(content, option=orjson.OPT_SORT_KEYS)
     except TypeError:
@@ -864,12 +858,10 @@ def test_the_stored_trajectory_is_the_one_read_and_no_trajectory_is_sql_null(
 
 
 def test_prepared_rows_are_the_rows_of_unsaved_instances() -> None:
-    from rewards.ingest import prepared as prepared_module
-    from rewards.ingest.writer import child_rows, summary_of, trial_columns_of
     from rewards.models import unsaved
 
     stored = bundle(trajectory={"b": 1, "a": 2})
-    checked, digest = BundleWriter._checked(stored)
+    checked, digest = as_stored(stored)
     now = timezone.now()
     prepared = prepared_module.prepare(checked, digest, fingerprint="fp")
     trial = unsaved(
@@ -878,12 +870,12 @@ def test_prepared_rows_are_the_rows_of_unsaved_instances() -> None:
     trial.task = unsaved(Task, pass_threshold=checked.task.pass_threshold)
     trial.apply_summary(summary_of(checked, checked.current_result))
     trial.content_digest, trial.source_fingerprint = digest, "fp"
-    assert prepared.trial == prepared_module._row(Trial, trial.__dict__)
+    assert prepared.trial == copytext.row_of(Trial, trial.__dict__)
     for model, instances in child_rows(checked, trial, now).items():
         rows = prepared.children[model._meta.label]
-        expected = [prepared_module._row(model, i.__dict__) for i in instances]
+        expected = [copytext.row_of(model, i.__dict__) for i in instances]
         if model is EvaluationResult:  # its creation moment is the preparing's own
-            plan = [a for a, _, _ in prepared_module._plan(model)]
+            plan = [a for a, _, _ in copytext.column_plan(model)]
             at = plan.index("created_at")
 
             def cut(row: Any, at: int = at) -> Any:

@@ -2,7 +2,8 @@
 
 import pytest
 
-from rewards.ingest.writer import NUL_STANDIN, BundleWriter
+from rewards.ingest.digest import NUL_STANDIN
+from rewards.ingest.writer import BundleWriter
 from rewards.models import Trial
 from tests.test_export_bundles import full_bundle
 

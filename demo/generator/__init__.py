@@ -30,7 +30,7 @@ from demo.generator import artifacts, grading, record
 from demo.generator.context import HarborHints, TrialContext
 from demo.plan import DemoPlan
 from rewards import rules, schemas
-from rewards.ingest.writer import summary_of
+from rewards.ingest.mapping import summary_of
 from rewards.schemas import TrialBundle
 
 

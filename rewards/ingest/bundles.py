@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from pydantic import ValidationError
 
 from rewards.ingest.files import ArtifactError, Limits, Problem, decode_text, too_deep
-from rewards.schemas import JobRecord, TrialBundle, describe_validation_error
+from rewards.schemas import TrialBundle, describe_validation_error
 
 # A bundle carries its trial's artifacts (each up to the artifact limit) and a few levels of
 # envelope around them.
@@ -47,23 +47,6 @@ def _name_of(text: bytes) -> str:
     if isinstance(job, str) and isinstance(trial, str):
         return f"{job[:255]}/{trial[:255]}"
     return ""
-
-
-def filed_under(record: JobRecord, job: str | None) -> JobRecord:
-    """The job a trial is stored under: `--job NAME` when given, else the one it names.
-
-    The one place `--job` is applied, after any reader has read a trial (Harbor folder,
-    contract directory, bundle line alike), so a trial's uid never depends on it.
-    """
-    if not job or job == record.name:
-        return record
-    return record.model_copy(update={"name": job})
-
-
-def with_job(bundle: TrialBundle, job: str | None) -> TrialBundle:
-    """The bundle filed under `filed_under(bundle.job, job)` (its uid stays the trial's)."""
-    record = filed_under(bundle.job, job)
-    return bundle if record is bundle.job else bundle.model_copy(update={"job": record})
 
 
 def read_bundle_file(

@@ -157,7 +157,7 @@ def read_trial(folder: Folder, *, default_job: str) -> TrialBundle | Problem:
     """One contract trial directory as a bundle, or the problem that stopped it.
 
     The job is the one trial.json names, else `default_job` (the parent folder's name);
-    `--job` is applied afterwards, to every reader's bundles alike (`bundles.filed_under`).
+    `--job` is applied afterwards, to every reader's bundles alike (`discover.filed_under`).
     """
     files = TrialFiles(folder)
     max_depth = folder.root.limits.max_depth

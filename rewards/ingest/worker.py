@@ -1,4 +1,4 @@
-"""Set-up of a reader process (`discover.ItemReader`): Django's settings and apps.
+"""Set-up of a reader process (`pool.ItemReader`): Django's settings and apps.
 
 A reader process prepares rows (`prepared.prepare`) from the models' fields and defaults,
 so it needs the app registry, though never a database connection. Importing this module

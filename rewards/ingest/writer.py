@@ -1,30 +1,38 @@
 """The one writer: stores `TrialBundle`s, atomically per trial and idempotently.
 
 Every reader (Harbor folder, contract directory, JSONL line, API body) produces bundles;
-this module is the only place that turns them into rows. New trials are written in bulk,
+this module is the only place that stores them. New trials are written in bulk,
 a batch in one transaction, with a number of queries that does not grow with the batch;
 if anything in a batch fails, the batch is rolled back and written again one trial per
 transaction, so a bad trial never takes good ones with it and is never left half-written.
+Rows come prepared (`prepared`); `RowInserter` inserts them: `COPY` on PostgreSQL, one
+`executemany` per table elsewhere.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
-from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, Literal, cast
-from uuid import UUID
+from typing import Any, cast
 
-import orjson
-from django.db import DatabaseError, models, transaction
+from django.db import connection, models, transaction
 from django.dispatch import Signal
 from django.utils import timezone
 
-from rewards import rules, schemas
-from rewards.ingest.bundles import filed_under
+from rewards import schemas
+from rewards.ingest.copytext import Row, column_plan, copy_value, stamp_fields
+from rewards.ingest.digest import as_stored, earlier_digest
+from rewards.ingest.discover import HarborTrialItem, filed_under
+from rewards.ingest.mapping import (
+    CHILD_MODELS,
+    TRIAL_FIELDS,
+    child_rows,
+    task_key,
+    trial_columns_of,
+)
+from rewards.ingest.outcomes import WRITE_ERRORS, StoredTrial, WriteOutcome, db_reason
+from rewards.ingest.prepared import PreparedTrial, prepare_or_refuse
 from rewards.models import (
     ErrorTag,
     EvaluationResult,
@@ -35,14 +43,8 @@ from rewards.models import (
     Trial,
     TrialDetail,
     column_values,
-    record_columns,
-    unsaved,
 )
-
-if TYPE_CHECKING:
-    from rewards.ingest.discover import HarborTrialItem
-from rewards.ingest.prepared import PreparedTrial, RowInserter, child_links, prepare
-from rewards.schemas import ResultRecord, TrialBundle, utc
+from rewards.schemas import TrialBundle
 
 log = logging.getLogger(__name__)
 
@@ -52,203 +54,6 @@ log = logging.getLogger(__name__)
 # annotations out, so an "unchanged" bundle may still bring new ones: receivers must skip
 # annotations they already hold.
 bundle_written = Signal()
-
-Status = Literal["ingested", "unchanged", "updated", "invalid"]
-
-# What makes a batch fall back to one trial per transaction; a trial that still fails is
-# reported "invalid". Our own ValueErrors name a bundle problem found while writing.
-_WRITE_ERRORS = (DatabaseError, ValueError, OverflowError)
-
-
-@dataclass(frozen=True)
-class WriteOutcome:
-    status: Status
-    job: str
-    trial: str
-    trial_id: int | None = None
-    reason: str = ""
-    uid: UUID | None = None  # known when the outcome was decided without reading the trial
-
-
-# --- canonical content ------------------------------------------------------------------
-# The job's metadata: every column of its record but the name.
-JOB_FIELDS = tuple(name for name in record_columns(schemas.JobRecord, Job) if name != "name")
-# The trial's own columns from its record (name and uid are set apart).
-TRIAL_FIELDS = tuple(
-    n for n in record_columns(schemas.TrialRecord, Trial) if n not in ("name", "uid")
-)
-
-# What the digest leaves out: annotations (the review app's, not the pipeline's), the
-# results' `created_at` (when a row was stored, not what the verifier said), and the job's
-# metadata: a Harbor job's result.json lists every trial, so including it would make each
-# trial's digest change whenever the job grew (and hashing it per trial is quadratic work);
-# the writer refreshes the job row on its own.
-_DIGEST_EXCLUDE: dict[str, Any] = {
-    "annotations": True,
-    "results": {"__all__": {"created_at"}},
-    "job": set(JOB_FIELDS),
-}
-
-
-def content_digest(bundle: TrialBundle) -> str:
-    """Identity of a bundle's content: equal digests mean "unchanged".
-
-    Canonical, so that the same artifacts always give the same digest: keys sorted (a
-    PostgreSQL jsonb column hands dicts back in its own key order, so an exported bundle
-    would otherwise never match the one it was made from); datetimes are already in UTC
-    (`schemas.UtcDatetime`), so their JSON spelling is unique.
-    """
-    return hashlib.sha256(_canonical(bundle)).hexdigest()
-
-
-def earlier_digest(bundle: TrialBundle) -> str:
-    """The digest as releases before orjson spelled it (the standard library's JSON, which
-    writes some small floats differently: `1e-05`, not `0.00001`). A stored digest that
-    matches this one is the same content, not a change."""
-    return hashlib.sha256(_canonical_stdlib(_content(bundle)).encode()).hexdigest()
-
-
-def _content(bundle: TrialBundle) -> dict[str, Any]:
-    return bundle.model_dump(mode="json", exclude=_DIGEST_EXCLUDE)
-
-
-# Trial fields holding JSON as it was read, an agent's whole trajectory among them: the
-# digest serialises them as they are rather than having pydantic copy them first. Anything
-# in them that is not plain JSON data (a datetime, a str subclass…) makes orjson refuse,
-# and the digest is then taken from pydantic's copy: the same bytes either way.
-_AS_READ = ("trajectory", "config", "ctrf")
-_DIGEST_EXCLUDE_AS_READ: dict[str, Any] = {**_DIGEST_EXCLUDE, "trial": set(_AS_READ)}
-_PLAIN_JSON_ONLY = (
-    orjson.OPT_SORT_KEYS
-    | orjson.OPT_PASSTHROUGH_DATETIME
-    | orjson.OPT_PASSTHROUGH_DATACLASS
-    | orjson.OPT_PASSTHROUGH_SUBCLASS
-)
-
-
-def _canonical(bundle: TrialBundle) -> bytes:
-    data = bundle.model_dump(mode="json", exclude=_DIGEST_EXCLUDE_AS_READ)
-    for name in _AS_READ:
-        data["trial"][name] = getattr(bundle.trial, name)
-    try:
-        return orjson.dumps(data, option=_PLAIN_JSON_ONLY)
-    except TypeError:
-        pass
-    data = _content(bundle)
-    try:
-        return orjson.dumps(data, option=orjson.OPT_SORT_KEYS)
-    except TypeError:  # an integer beyond 64 bits
-        return _canonical_stdlib(data).encode()
-
-
-def _canonical_stdlib(data: Any) -> str:
-    return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-
-
-# --- NUL characters -------------------------------------------------------------------------
-NUL_STANDIN = "\u2400"  # ␀, SYMBOL FOR NULL
-
-
-def _replace_nul(value: Any) -> Any:
-    if isinstance(value, str):
-        return value.replace("\x00", NUL_STANDIN)
-    if isinstance(value, dict):
-        return {_replace_nul(key): _replace_nul(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_replace_nul(item) for item in value]
-    return value
-
-
-def checked_digest(bundle: TrialBundle) -> tuple[TrialBundle, str]:
-    """The bundle with NUL characters shown as ␀, and its content digest.
-
-    PostgreSQL refuses NUL in text and in jsonb. Agent output may hold NUL bytes; refusing
-    the trial would lose it, and dropping the character would hide what the agent wrote.
-    The same on every database, so SQLite and PostgreSQL store the same text.
-
-    One serialisation serves both: the digest's canonical JSON escapes a NUL as `\\u0000`,
-    so it shows whether the trial's own content holds one; what the digest leaves out
-    (annotations, the job) is looked at on its own, the job once per record.
-    """
-    payload = _canonical(bundle)
-    if b"\\u0000" in payload or _nul_outside_digest(bundle):
-        bundle = TrialBundle.model_validate(_replace_nul(bundle.model_dump()))
-        payload = _canonical(bundle)
-    return bundle, hashlib.sha256(payload).hexdigest()
-
-
-# Jobs already looked at, by identity: every trial of a Harbor job shares one record, whose
-# stats may list thousands of trials. The record is kept so its id is not reused.
-_CLEAN_JOBS: dict[int, tuple[schemas.JobRecord, bool]] = {}
-
-
-def _nul_outside_digest(bundle: TrialBundle) -> bool:
-    if bundle.annotations and "\\u0000" in json.dumps(
-        [a.model_dump(mode="json") for a in bundle.annotations]
-    ):
-        return True
-    job = bundle.job
-    known = _CLEAN_JOBS.get(id(job))
-    if known is None or known[0] is not job:
-        if len(_CLEAN_JOBS) > 256:
-            _CLEAN_JOBS.clear()
-        known = _CLEAN_JOBS[id(job)] = (job, "\\u0000" in job.model_dump_json())
-    return known[1]
-
-
-# --- summary from a bundle ----------------------------------------------------------------
-def summary_of(bundle: TrialBundle, result: ResultRecord) -> rules.TrialSummary:
-    """Trial summary columns computed from the bundle itself, without reading rows back.
-
-    Must agree with `Trial.refresh_summary()` computed from the rows this bundle becomes.
-    """
-    scorers = [
-        rules.ScorerOutcome(
-            required=bool(s.required), type=s.type, verdict=s.verdict, score=float(s.score or 0)
-        )
-        for s in bundle.scorers
-    ]
-    judge = latest_judge(bundle)
-    validity = result.validity
-    return rules.summarise(
-        reward=result.reward,
-        is_valid=rules.is_valid(
-            validity.output_parseable, validity.verifier_completed, validity.errors
-        ),
-        verifier_completed=validity.verifier_completed,
-        scorers=scorers,
-        judge_verdict=judge.verdict if judge else "",
-        judge_model=judge.judge_model if judge else "",
-        failure_mode=(judge.failure_mode or "") if judge else "",
-        status=bundle.trial.status,
-        exception_type=bundle.trial.exception_type,
-        judge_tiles=(
-            (judge.task_completion, judge.instruction_adherence, judge.efficiency)
-            if judge
-            else (None, None, None)
-        ),
-        error_categories=[t.category for t in bundle.error_tags],
-    )
-
-
-_NEVER = datetime.min.replace(tzinfo=UTC)
-
-
-def latest_judge(bundle: TrialBundle) -> schemas.JudgeVerdict | None:
-    """The verdict shown: the latest scored (unscored ones count as oldest), then the last.
-
-    The same order as `JudgeVerdict.LATEST_FIRST` over the rows, whose ids follow the
-    bundle's order.
-    """
-    if not bundle.judge_verdicts:
-        return None
-
-    def order(pair: tuple[int, schemas.JudgeVerdict]) -> tuple[bool, datetime, int]:
-        index, verdict = pair
-        scored = verdict.scored_at
-        return (scored is not None, utc(scored) if scored else _NEVER, index)
-
-    return max(enumerate(bundle.judge_verdicts), key=order)[1]
 
 
 # --- the writer ---------------------------------------------------------------------------
@@ -266,20 +71,7 @@ class BundleWriter:
 
     def write_many(self, bundles: Sequence[TrialBundle]) -> list[WriteOutcome]:
         """One outcome per bundle, in order; never raises for a bundle it cannot store."""
-        return self.write_prepared([self.prepared(b) for b in bundles])
-
-    @staticmethod
-    def prepared(bundle: TrialBundle, *, fingerprint: str = "") -> PreparedTrial | WriteOutcome:
-        """A bundle's rows (`prepared.prepare`), or the outcome that says why it has none."""
-        try:
-            checked, digest = BundleWriter._checked(bundle)
-            return prepare(checked, digest, fingerprint=fingerprint)
-        except _WRITE_ERRORS as exc:
-            reason = _db_reason(exc)
-        except Exception as exc:  # a bug must not lose the other trials
-            log.exception("could not prepare %s/%s", bundle.job.name, bundle.trial.name)
-            reason = f"could not be stored ({type(exc).__name__})"
-        return WriteOutcome("invalid", bundle.job.name, bundle.trial.name, reason=reason)
+        return self.write_prepared([prepare_or_refuse(b) for b in bundles])
 
     def write_prepared(self, items: Sequence[PreparedTrial | WriteOutcome]) -> list[WriteOutcome]:
         """Store prepared trials (outcomes given in their place are passed through).
@@ -308,14 +100,6 @@ class BundleWriter:
             self._jobs_for([record])
 
     # -- internals ------------------------------------------------------------------------
-    @staticmethod
-    def _checked(bundle: TrialBundle) -> tuple[TrialBundle, str]:
-        """The bundle as stored (results checked, NUL characters replaced) and its digest."""
-        results = [r.checked() for r in bundle.results]
-        if results != bundle.results:
-            bundle = bundle.model_copy(update={"results": results})
-        return checked_digest(bundle)
-
     def _forget_cached_rows(self) -> None:
         # Rows created inside a rolled-back transaction no longer exist.
         self._jobs.clear()
@@ -330,8 +114,8 @@ class BundleWriter:
                 with transaction.atomic():
                     outcomes.extend(self._write_batch([prepared]))
                 continue
-            except _WRITE_ERRORS as exc:
-                reason = _db_reason(exc)
+            except WRITE_ERRORS as exc:
+                reason = db_reason(exc)
             except Exception as exc:  # a bug must not lose the other trials
                 log.exception("could not store %s/%s", prepared.job.name, prepared.name)
                 reason = f"could not be stored ({type(exc).__name__})"
@@ -424,7 +208,7 @@ class BundleWriter:
                 continue
             pk, digest, fingerprint = stored
             if digest != prepared.digest:
-                bundle, new_digest = self._checked(prepared.load())
+                bundle, new_digest = as_stored(prepared.load())
                 if digest != earlier_digest(bundle):
                     trial = Trial.objects.select_related("task").get(pk=pk)
                     trial.source_fingerprint = prepared.fingerprint
@@ -549,22 +333,6 @@ class BundleWriter:
         )
 
 
-@dataclass(frozen=True)
-class StoredTrial:
-    """What is stored of a trial read from a folder: enough to call it unchanged."""
-
-    pk: int
-    name: str
-    uid: UUID
-    fingerprint: str
-
-    def unchanged_if(self, fingerprint: str, job: str) -> WriteOutcome | None:
-        """ "unchanged" when the folder still has the fingerprint stored with the trial."""
-        if fingerprint != self.fingerprint:
-            return None
-        return WriteOutcome("unchanged", job, self.name, self.pk, uid=self.uid)
-
-
 class StoredFingerprints:
     """The fingerprints stored for each job's trial folders, loaded once per job and run.
 
@@ -595,11 +363,6 @@ class StoredFingerprints:
         return stored.get(item.folder.path)
 
 
-def task_key(record: schemas.TaskRecord) -> tuple[str, str, str]:
-    """What tells one task from another: the same key is the same stored task."""
-    return (record.source, record.name, record.checksum)
-
-
 def _refresh_job(job: Job, record: schemas.JobRecord) -> None:
     """A later bundle may know more about its job (e.g. finished_at); empty values never
     erase what is stored."""
@@ -609,43 +372,6 @@ def _refresh_job(job: Job, record: schemas.JobRecord) -> None:
         setattr(job, name, values[name])
     if changed:
         job.save(update_fields=changed)
-
-
-def trial_columns_of(bundle: TrialBundle) -> dict[str, Any]:
-    """The trial row's own columns from a bundle (summary columns aside)."""
-    return {
-        **column_values(bundle.trial, Trial, exclude={"name", "uid"}),
-        "problem_count": len(bundle.trial.ingest_problems),
-    }
-
-
-def child_values(
-    bundle: TrialBundle, now: datetime
-) -> dict[type[models.Model], list[dict[str, Any]]]:
-    """Every row a bundle stores beside its trial, by model, in insertion order: the columns
-    the bundle gives it, by attname (the others take their defaults; the link to the trial
-    aside)."""
-    return {
-        TrialDetail: [column_values(bundle.trial, TrialDetail)],
-        EvaluationResult: [EvaluationResult.values_of(r, now) for r in bundle.results],
-        ScorerResult: [ScorerResult.values_of(i, s) for i, s in enumerate(bundle.scorers)],
-        JudgeVerdict: [JudgeVerdict.values_of(v) for v in bundle.judge_verdicts],
-        ErrorTag: [ErrorTag.values_of(t) for t in bundle.error_tags],
-    }
-
-
-def child_rows(
-    bundle: TrialBundle, trial: Trial, now: datetime
-) -> dict[type[models.Model], list[models.Model]]:
-    """Every row a bundle stores beside its trial, unsaved, by model, in insertion order.
-
-    The writer (`child_values`, the same rows without instances) and `seed_demo`'s fast
-    loader both build rows from one mapping, so they store the same.
-    """
-    return {
-        model: [unsaved(model, trial=trial, **values) for values in rows]
-        for model, rows in child_values(bundle, now).items()
-    }
 
 
 def _of[M: models.Model](
@@ -672,41 +398,81 @@ def _verdict_key(v: JudgeVerdict) -> tuple[object, ...]:
     )
 
 
-# Readable reasons for the database's refusals, by constraint name. Messages never echo
-# the database's text: PostgreSQL's DETAIL quotes the offending values, which came from
-# an agent under evaluation.
-_CONSTRAINT_REASONS = {
-    "trial_unique_name_per_job": "another trial in its job has the same name",
-    "trial_reward_in_unit_range": "its reward is outside [0, 1]",
-    "trial_scorer_mean_in_unit_range": "its scorer mean is outside [0, 1]",
-    "task_pass_threshold_in_unit_range": "its task's pass_threshold is outside [0, 1]",
-    "task_unique_source_name_checksum": "its task was created at the same time elsewhere",
-    "result_reward_in_unit_range": "a result's reward is outside [0, 1]",
-    "result_unparseable_output_has_zero_reward": (
-        "a result gives a non-zero reward to output that does not parse"
-    ),
-    "result_one_current_per_trial": "it has more than one current result",
-    "result_unique_digest_per_trial": "two of its results have the same artifact digest",
-    "scorer_score_in_unit_range": "a scorer's score is outside [0, 1]",
-    "scorer_verdict_valid": "a scorer's verdict is not PASS, FAIL or N/A",
-    "scorer_unique_position": "two scorers share a position",
-    "judge_verdict_valid": "a judge verdict is not PASS, FAIL or UNPARSEABLE",
-    "judge_rubric_complete_unless_unparseable": "a PASS or FAIL judge verdict lacks a rubric score",
-    "judge_task_completion_1_to_5": "a judge's task_completion is not 1-5",
-    "judge_instruction_adherence_1_to_5": "a judge's instruction_adherence is not 1-5",
-    "judge_efficiency_1_to_5": "a judge's efficiency is not 1-5",
-}
+# --- inserting -------------------------------------------------------------------------------
+def reserve_trial_ids(n: int) -> list[int]:
+    """`n` trial ids taken from the sequence (PostgreSQL), so children can point at their
+    trial without reading ids back after a COPY; safe beside concurrent writers."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT nextval(pg_get_serial_sequence(%s, 'id')) FROM generate_series(1, %s)",
+            [Trial._meta.db_table, n],
+        )
+        return [row[0] for row in cursor.fetchall()]
 
 
-def _db_reason(exc: Exception) -> str:
-    if not isinstance(exc, DatabaseError):
-        return str(exc)[:300]  # our own ValueError, written for people
-    text = str(exc)
-    # SQLite: "UNIQUE constraint failed: rewards_trial.uid"; PostgreSQL names the index
-    # rewards_trial_uid_key (or …_uniq).
-    if "rewards_trial.uid" in text or "rewards_trial_uid" in text:
-        return "its uid is already used by a trial in another job"
-    for constraint, reason in _CONSTRAINT_REASONS.items():
-        if constraint in text:
-            return reason
-    return f"the database refused it ({type(exc).__name__})"
+class RowInserter:
+    """Inserts prepared rows, table by table, in the current transaction."""
+
+    def __init__(self) -> None:
+        self.copy = connection.vendor == "postgresql"
+
+    def reserve_ids(self, n: int) -> list[int] | None:
+        """Trial ids for `n` new trials when the database hands them out up front
+        (PostgreSQL); None elsewhere (the writer reads them back)."""
+        return reserve_trial_ids(n) if self.copy and n else None
+
+    def insert(
+        self,
+        model: type[models.Model],
+        links: dict[str, Sequence[Any]],
+        rows: Sequence[Row],
+    ) -> None:
+        """Rows of `model`, each with its link columns (`links`: column → one value a row)
+        and the moment of this insert in its `auto_now` columns."""
+        if not rows:
+            return
+        stamps = stamp_fields(model)
+        names = [*links, *(f.attname for f in stamps), *(a for a, _, _ in column_plan(model))]
+        now = timezone.now()
+        moment = [f.get_db_prep_save(now, connection) for f in stamps]
+        linked = zip(*links.values(), strict=True)
+        quote = connection.ops.quote_name
+        table = quote(model._meta.db_table)
+        cols = ", ".join(quote(name) for name in names)  # attname is the column here
+        with connection.cursor() as cursor:
+            if self.copy:
+                sql = f"COPY {table} ({cols}) FROM STDIN"
+                head = "".join(f"{copy_value(v)}\t" for v in moment).encode()
+                # One format a line: the link ids, the insert's moment, the prepared row.
+                line = b"%d\t" * len(links) + head.replace(b"%", b"%%") + b"%b\n"
+                data = b"".join(
+                    [
+                        line % (*link, cast(bytes, row))
+                        for link, row in zip(linked, rows, strict=True)
+                    ]
+                )
+                # psycopg's errors raised as Django's (IntegrityError…), as for an execute.
+                with connection.wrap_database_errors, cursor.copy(sql) as copy:
+                    copy.write(data)
+                return
+            params = [(*link, *moment, *row) for link, row in zip(linked, rows, strict=True)]
+            marks = ", ".join(["%s"] * len(names))
+            # Table and column names come from the models, never from input.
+            sql = f"INSERT INTO {table} ({cols}) VALUES ({marks})"  # noqa: S608
+            cursor.executemany(sql, params)
+
+
+def child_links(
+    trial_ids: Iterable[int], prepared: Sequence[PreparedTrial]
+) -> dict[type[models.Model], tuple[list[int], list[Row]]]:
+    """Every child row of the prepared trials, by model, with the trial id of each."""
+    out: dict[type[models.Model], tuple[list[int], list[Row]]] = {
+        model: ([], []) for model in CHILD_MODELS
+    }
+    for trial_id, p in zip(trial_ids, prepared, strict=True):
+        for model in CHILD_MODELS:
+            rows = p.children.get(model._meta.label, ())
+            ids, kept = out[model]
+            ids.extend([trial_id] * len(rows))
+            kept.extend(rows)
+    return out

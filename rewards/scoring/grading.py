@@ -21,9 +21,10 @@ from django.db import transaction
 
 from rewards import schemas
 from rewards.ingest import contract
-from rewards.ingest.bundles import with_job
+from rewards.ingest.discover import with_job
 from rewards.ingest.files import Problem, Root
-from rewards.ingest.writer import BundleWriter, WriteOutcome
+from rewards.ingest.outcomes import WriteOutcome
+from rewards.ingest.writer import BundleWriter
 from rewards.models import JudgeVerdict, ScenarioVersion, ScorerResult, Task, Trial, TrialDetail
 from rewards.scoring import config, engine, scenarios
 from rewards.scoring.judge import ExpectedOutcome, JudgeInput, JudgeSettings, ask_judge

@@ -11,7 +11,7 @@ Bad input never stops the run; the exit status is non-zero only when a PATH gave
 all (it does not exist, cannot be listed, or holds no trial that could be read).
 
 Large jobs are read by reader processes (`--workers`, default one per core) while this
-process writes; see `rewards.ingest.discover.ItemReader`.
+process writes; see `rewards.ingest.pool.ItemReader`.
 """
 
 from __future__ import annotations
@@ -29,17 +29,12 @@ from uuid import UUID
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from tqdm import tqdm
 
-from rewards.ingest.discover import (
-    Discovery,
-    Item,
-    ItemReader,
-    PathError,
-    cycle_collector_paused,
-    default_workers,
-)
+from rewards.ingest.discover import Discovery, Item, PathError
 from rewards.ingest.files import Problem
+from rewards.ingest.outcomes import WriteOutcome
+from rewards.ingest.pool import ItemReader, cycle_collector_paused, default_workers
 from rewards.ingest.prepared import PreparedTrial
-from rewards.ingest.writer import BundleWriter, StoredFingerprints, WriteOutcome
+from rewards.ingest.writer import BundleWriter, StoredFingerprints
 
 log = logging.getLogger(__name__)
 
