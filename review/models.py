@@ -20,8 +20,19 @@ from django.db import models, transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from review.science import tallies
 from rewards.models import Trial
+
+# The gates a judgment is tallied under, in the order of the tally's key columns: the
+# trial's judge and scorer verdicts, its verifier (PASS when the reward reaches the task's
+# pass threshold, else FAIL), failure mode, task source and judge model.
+GATE_FIELDS = (
+    "judge_verdict",
+    "scorer_verdict",
+    "verifier",
+    "failure_mode",
+    "source",
+    "judge_model",
+)
 
 
 class AppendOnlyError(Exception):
@@ -133,7 +144,7 @@ class LatestJudgment(GateColumns):
     Agreement, its reviewer pairs and the explorer's reviewer filters group and probe these
     rows (one per trial and reviewer) instead of looking for the latest among all annotations.
 
-    Each row also holds the gates of its trial it was tallied under (`tallies.GATE_FIELDS`),
+    Each row also holds the gates of its trial it was tallied under (`GATE_FIELDS`),
     moved by the same triggers when the trial's or its task's gates change: the filtered
     agreement page groups these columns without reading the wide trial rows.
     """
@@ -195,13 +206,13 @@ class JudgmentTally(GateColumns):
     judgment = models.CharField(max_length=8, choices=Annotation.Judgment.choices)
     n = models.IntegerField(default=0)
 
-    KEY = ("blind", *tallies.GATE_FIELDS, "judgment")  # its columns, in the key's order
+    KEY = ("blind", *GATE_FIELDS, "judgment")  # its columns, in the key's order
 
     class Meta:
         constraints = [
             # The tally's key: adding to it is an upsert on this constraint.
             models.UniqueConstraint(
-                fields=["blind", *tallies.GATE_FIELDS, "judgment"], name="judgmenttally_key"
+                fields=["blind", *GATE_FIELDS, "judgment"], name="judgmenttally_key"
             ),
         ]
 
@@ -256,7 +267,7 @@ class JobJudgmentTally(GateColumns):
             # The tally's key: adding to it is an upsert on this constraint; led by the job,
             # its index also serves reading one job's rows.
             models.UniqueConstraint(
-                fields=["job", "blind", *tallies.GATE_FIELDS, "judgment"],
+                fields=["job", "blind", *GATE_FIELDS, "judgment"],
                 name="jobjudgmenttally_key",
             ),
         ]

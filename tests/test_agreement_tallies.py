@@ -25,6 +25,7 @@ from django.test import Client
 from review import adjudication, tokens
 from review.filters import TrialFilterForm
 from review.models import (
+    GATE_FIELDS,
     Annotation,
     JobJudgmentTally,
     JobPairTally,
@@ -49,7 +50,7 @@ LATEST_COLUMNS = (
     "judgment",
     "blind_annotation_id",
     "blind_judgment",
-    *tallies.GATE_FIELDS,
+    *GATE_FIELDS,
 )
 
 

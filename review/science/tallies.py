@@ -23,18 +23,7 @@ from __future__ import annotations
 
 from typing import Any
 
-# The gates a judgment is tallied under, in the order of the tally's key columns: the
-# trial's judge and scorer verdicts, its verifier (PASS when the reward reaches the task's
-# pass threshold, else FAIL), failure mode, task source and judge model.
-GATE_FIELDS = (
-    "judge_verdict",
-    "scorer_verdict",
-    "verifier",
-    "failure_mode",
-    "source",
-    "judge_model",
-)
-
+from review.models import GATE_FIELDS
 
 # --- recount ---------------------------------------------------------------------------------
 # Every statement below runs on SQLite and PostgreSQL alike (window functions). A reviewer's
