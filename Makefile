@@ -53,6 +53,7 @@ lint: venv
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
 	$(PY) -m mypy .
+	$(VENV)/bin/lint-imports
 
 fmt: venv
 	$(PY) -m ruff format .
