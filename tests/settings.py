@@ -4,8 +4,10 @@ pytest-django loads this module (pyproject.toml); nothing in config/ needs to kn
 under test.
 """
 
+import os
+
 from config.settings import *  # noqa: F403
-from config.settings import STORAGES
+from config.settings import CACHES, STORAGES
 
 # Fixtures create many users: a fast hash keeps the suite quick. Never for real passwords.
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
@@ -20,4 +22,16 @@ SECURE_HSTS_PRELOAD = False
 STORAGES = {
     **STORAGES,
     "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+}
+
+# Each test process keys its own entries (pytest-xdist's worker, and its process id: two runs
+# may share one Redis), so that neither sees nor clears the other's (tests/conftest.py).
+CACHES = {
+    "default": {
+        **CACHES["default"],
+        "KEY_PREFIX": (
+            f"{CACHES['default']['KEY_PREFIX']}-test-"
+            f"{os.environ.get('PYTEST_XDIST_WORKER', 'main')}-{os.getpid()}"
+        ),
+    }
 }
