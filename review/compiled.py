@@ -19,7 +19,9 @@ and datetimes typed). Each is still one query that Django logs and tests count.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Sequence
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 from weakref import ref as weak_ref
@@ -31,7 +33,35 @@ from django.db.models import Model, QuerySet
 from django.db.models.query import get_related_populators
 from django.db.models.sql import Query
 
-from rewards.remembered import Remembered
+
+class Remembered[K: Hashable, V]:
+    """Compiled statements kept by key in one process, at most `size`, the least recently
+    used dropped first (read and changed under a lock, never held while compiling). They
+    are machinery, not data: they cannot go to the shared cache (rewards.cache)."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._values: OrderedDict[K, V] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def recall(self, keys: Iterable[K]) -> dict[K, V]:
+        with self._lock:
+            return {key: self._values[key] for key in keys if key in self._values}
+
+    def remember(self, values: dict[K, V]) -> None:
+        with self._lock:
+            for key, value in values.items():
+                self._values[key] = value
+                self._values.move_to_end(key)
+            while len(self._values) > self.size:
+                self._values.popitem(last=False)
+
+    def forget(self) -> None:
+        with self._lock:
+            self._values.clear()
+
+    def __len__(self) -> int:
+        return len(self._values)
 
 
 class ByTrial[M: Model]:

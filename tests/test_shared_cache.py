@@ -1,12 +1,15 @@
-"""The cache every process shares (CACHES): how the settings choose it, and how test processes
-stay out of each other's entries.
+"""The cache every process shares (CACHES, rewards/cache.py): how the settings choose it, what
+it keeps between requests, and how test processes stay out of each other's entries.
 
 The suite runs once with local memory and once with Redis (`.ci/run`); these tests hold for
-both.
+both. A second request answering with the computation patched to fail is what another worker
+process sees: it has only the cache to read.
 """
 
 from __future__ import annotations
 
+import csv
+import io
 import os
 import subprocess
 import sys
@@ -16,12 +19,21 @@ from django.conf import settings
 from django.core.cache import cache, caches
 from django.core.cache.backends.redis import RedisCache
 from django.core.exceptions import ImproperlyConfigured
+from django.test import Client
 
 from config.settings import cache_from_url
-from tests.conftest import ROOT, clear_own_cache
+from review.models import add_annotation
+from rewards import agreement
+from rewards.models import Job, Trial
+from tests import review_factories as f
+from tests.conftest import ROOT, RecordCalls, clear_own_cache
 
 LOCMEM = "django.core.cache.backends.locmem.LocMemCache"
 REDIS = "django.core.cache.backends.redis.RedisCache"
+
+
+def _failing(*args: object) -> None:
+    raise AssertionError("computed, not read from the cache")
 
 
 # --- settings ----------------------------------------------------------------------------------
@@ -91,3 +103,83 @@ def test_a_test_process_clears_its_own_redis_keys_and_no_one_elses() -> None:
         assert other.get("kept") == "theirs"
     finally:
         other.delete("kept")
+
+
+# --- intervals ---------------------------------------------------------------------------------
+def _csv(body: bytes) -> list[dict[str, str]]:
+    return list(csv.DictReader(io.StringIO(body.decode())))
+
+
+def _judged_trials() -> dict[str, Trial]:
+    rita, sam = f.make_user("rita", "reviewer"), f.make_user("sam", "expert")
+    made = f.write(
+        *(
+            f.bundle(name=f"t{i}", reward=0.9, judges=[f.judge("PASS" if i % 3 else "FAIL")])
+            for i in range(8)
+        )
+    )
+    for i, trial in enumerate(made):
+        add_annotation(trial_id=trial.pk, reviewer=rita, judgment="pass" if i % 2 else "fail")
+        if i < 5:
+            add_annotation(trial_id=trial.pk, reviewer=sam, judgment="pass" if i % 4 else "fail")
+    return {t.name: t for t in made}
+
+
+@pytest.mark.django_db
+def test_agreement_intervals_are_computed_once_and_read_by_any_process_afterwards(
+    client: Client, monkeypatch: pytest.MonkeyPatch, record_calls: RecordCalls
+) -> None:
+    trials = _judged_trials()
+    f.login(client, "ann", "analyst")
+    computed = record_calls(agreement, "_kappa_intervals")
+    assert client.get("/agreement/").status_code == 200
+    first = client.get("/agreement.csv").content
+    seen = {cells for call in computed for cells in call[0]}
+    assert seen
+    assert any(row["kappa_ci_low"] for row in _csv(first))
+
+    with monkeypatch.context() as another_process:
+        another_process.setattr(agreement, "_kappa_intervals", _failing)
+        assert client.get("/agreement/").status_code == 200
+        assert client.get("/agreement.csv").content == first
+
+    # A new judgment changes some counts: their intervals are new, the others are read.
+    computed.clear()
+    add_annotation(trial_id=trials["t7"].pk, reviewer=f.make_user("uma", "expert"), judgment="fail")
+    changed = client.get("/agreement.csv").content
+    assert changed != first
+    assert computed
+    assert not {cells for call in computed for cells in call[0]} & seen
+
+
+@pytest.mark.django_db
+def test_compare_intervals_are_computed_once_and_read_by_any_process_afterwards(
+    client: Client, monkeypatch: pytest.MonkeyPatch, record_calls: RecordCalls
+) -> None:
+    # Run A passes every task, run B every other one.
+    for job, rewards in (("run-a", [0.9] * 6), ("run-b", [0.1, 0.9] * 3)):
+        f.write(
+            *(
+                f.bundle(job=job, task=f"task{i}", reward=reward, judges=[f.judge("PASS")])
+                for i, reward in enumerate(rewards)
+            )
+        )
+    a, b = Job.objects.get(name="run-a"), Job.objects.get(name="run-b")
+    f.login(client, "ann", "analyst")
+    url = f"/compare.csv?a={a.pk}&b={b.pk}"
+    computed = record_calls(agreement, "_delta_interval")
+    first = client.get(url).content
+    assert computed
+    assert any(row["delta_ci_low"] for row in _csv(first))
+
+    with monkeypatch.context() as another_process:
+        another_process.setattr(agreement, "_delta_interval", _failing)
+        assert client.get(f"/compare/?a={a.pk}&b={b.pk}").status_code == 200
+        assert client.get(url).content == first
+
+    # A task both runs now have: the paired counts, and so the interval, are new.
+    computed.clear()
+    f.write(f.bundle(job="run-b", task="task6", reward=0.1, judges=[f.judge("PASS")]))
+    f.write(f.bundle(job="run-a", task="task6", reward=0.9, judges=[f.judge("PASS")]))
+    assert client.get(url).content != first
+    assert computed
