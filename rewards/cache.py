@@ -2,7 +2,8 @@
 with what makes it stale.
 
 The cache is shared by every process (CACHES: local memory for `make run`, Redis in
-production), so a value one worker computes, every other worker reads.
+production), so a value one worker computes, every other worker reads, and a change one
+process makes (a job saved, an ingest) reaches them all.
 
 - `interval:v1:<statistic>:<digest>`: a bootstrap interval (κ's, compare's delta). It is a
   deterministic function of what the digest covers (the cells, the table's size, the
@@ -11,8 +12,12 @@ production), so a value one worker computes, every other worker reads.
   `rewards.agreement.Interval` changes shape.
 - `intervals:generation`: stored with every interval; `forget_intervals` changes it, so that
   each interval is computed again (the benchmark's "every interval computed").
+- `jobs:newest:v1` (`JOB_CHOICES`): the newest jobs for the job <select>s (review.choices).
+  Derived from rows: dropped when a Job is saved or deleted, and by the ingest writer when it
+  creates jobs in bulk (no signal then); `JOB_CHOICES_TTL` bounds what a write outside both
+  leaves stale (SQL, the demo seed's bulk path).
 - `template.cache.explorer-sidebar.*`: the explorer's filter sidebar (`{% cache %}` in
-  review/explorer.html), keyed by the filter's values and the newest jobs
+  review/explorer.html), keyed by the filter's values and the job choices above
   (`TrialFilterForm.sidebar_key`): a new list of jobs is a new key, so it needs no dropping.
 """
 
@@ -21,8 +26,12 @@ from __future__ import annotations
 import hashlib
 import uuid
 from collections.abc import Callable, Hashable, Mapping
+from typing import Any
 
 from django.core.cache import cache
+from django.db import transaction
+from django.db.models.signals import post_delete, post_save
+from django.dispatch import receiver
 
 # --- bootstrap intervals ---------------------------------------------------------------------
 INTERVAL_TTL = 24 * 60 * 60
@@ -55,3 +64,17 @@ def forget_intervals() -> None:
     """Every interval computed again from now on, in every process (benchmarks)."""
     # A generation no stored interval has; the old ones leave with their TTL.
     cache.set(_GENERATION, uuid.uuid4().hex, None)
+
+
+# --- the newest jobs -------------------------------------------------------------------------
+JOB_CHOICES = "jobs:newest:v1"
+JOB_CHOICES_TTL = 60
+
+
+@receiver(post_save, sender="rewards.Job", dispatch_uid="rewards.forget_job_choices_on_save")
+@receiver(post_delete, sender="rewards.Job", dispatch_uid="rewards.forget_job_choices_on_delete")
+def forget_job_choices(**kwargs: Any) -> None:
+    """Drop the newest jobs now and again when the transaction commits: in between, another
+    process may read the rows as they were before it and keep them."""
+    cache.delete(JOB_CHOICES)
+    transaction.on_commit(lambda: cache.delete(JOB_CHOICES))

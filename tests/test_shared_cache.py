@@ -1,5 +1,5 @@
 """The cache every process shares (CACHES, rewards/cache.py): how the settings choose it, what
-it keeps between requests, and how test processes stay out of each other's entries.
+it keeps between requests, what drops it, and how test processes stay out of each other's.
 
 The suite runs once with local memory and once with Redis (`.ci/run`); these tests hold for
 both. A second request answering with the computation patched to fail is what another worker
@@ -13,6 +13,8 @@ import io
 import os
 import subprocess
 import sys
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 from django.conf import settings
@@ -24,6 +26,7 @@ from django.test import Client
 from config.settings import cache_from_url
 from review.models import add_annotation
 from rewards import agreement
+from rewards.cache import JOB_CHOICES
 from rewards.models import Job, Trial
 from tests import review_factories as f
 from tests.conftest import ROOT, RecordCalls, clear_own_cache
@@ -183,3 +186,30 @@ def test_compare_intervals_are_computed_once_and_read_by_any_process_afterwards(
     f.write(f.bundle(job="run-a", task="task6", reward=0.9, judges=[f.judge("PASS")]))
     assert client.get(url).content != first
     assert computed
+
+
+# --- the newest jobs and the explorer's sidebar -------------------------------------------------
+@pytest.mark.django_db
+def test_a_job_ingested_is_offered_at_once_by_the_cached_sidebar(client: Client) -> None:
+    f.login(client, "rita", "reviewer")
+    f.make_trial(job="nightly-1")
+    before = client.get("/?task=alpha").content.decode()
+    assert ">nightly-1</option>" in before
+    # The writer inserts jobs in bulk (no post_save): it drops the newest jobs itself, and
+    # the sidebar, keyed by them, is rendered anew.
+    f.make_trial(job="nightly-2")
+    after = client.get("/?task=alpha").content.decode()
+    assert ">nightly-2</option>" in after
+    assert ">nightly-1</option>" in after
+
+
+@pytest.mark.django_db
+def test_the_newest_jobs_are_dropped_again_when_the_writing_transaction_commits(
+    django_capture_on_commit_callbacks: Callable[..., Any],
+) -> None:
+    with django_capture_on_commit_callbacks(execute=True):
+        Job.objects.create(name="nightly-3")
+        # Another process reads the jobs as they were before this transaction, and keeps them.
+        cache.set(JOB_CHOICES, [("1", "nightly-1")], 60)
+        assert cache.get(JOB_CHOICES) is not None
+    assert cache.get(JOB_CHOICES) is None

@@ -24,6 +24,7 @@ from django.dispatch import Signal
 from django.utils import timezone
 
 from rewards import rules, schemas
+from rewards.cache import forget_job_choices
 from rewards.ingest.bundles import filed_under
 from rewards.models import (
     ErrorTag,
@@ -360,6 +361,8 @@ class BundleWriter:
             # created meanwhile by another ingest raises IntegrityError: the batch is then
             # retried trial by trial, and the SELECT above finds it.
             Job.objects.bulk_create(new)
+            if new:  # bulk_create sends no post_save
+                forget_job_choices()
             found.update((job.name, job) for job in new)
             self._jobs.update(found)
         return [self._jobs[record.name] for record in records]
