@@ -13,12 +13,13 @@ follow the annotations and trials by themselves (database triggers), SQL written
 application included.
 
 Each page is sampled alternately with the bare page (`bench.run.compare`). "Intervals
-remembered" keeps the bootstrap's remembered intervals, as repeated views of the same counts
-find them (each process remembers the intervals of the counts it has seen). "First view after
-a new annotation" has a reviewer judge one more trial before each request (untimed, rolled
-back at the end), so the page's matrices that hold it have new counts and new intervals.
-"Every interval computed" clears every remembered interval before each request, as in a
-server process that has just started: shown, without a budget.
+remembered" keeps the bootstrap's intervals in the cache, as repeated views of the same
+counts find them (every process reads the intervals of the counts any process has seen).
+"First view after a new annotation" has a reviewer judge one more trial before each request
+(untimed, rolled back at the end), so the page's matrices that hold it have new counts and
+new intervals. "Every interval computed" drops every interval from the cache before each
+request (`rewards.cache.forget_intervals`), as on the first view of counts no process has
+seen: shown, without a budget.
 """
 
 from __future__ import annotations
@@ -145,7 +146,7 @@ def bench_science(trials: int, repeat: int) -> list[Figure]:
     from django.db import connection, transaction
     from django.db.models import Count
 
-    from rewards import agreement
+    from rewards.cache import forget_intervals
     from rewards.models import Job
 
     say(f"science: {trials:,} trials on {connection.vendor}")
@@ -161,7 +162,7 @@ def bench_science(trials: int, repeat: int) -> list[Figure]:
     def get(url: str, fresh: bool = False) -> Callable[[], object]:
         def fetch() -> object:
             if fresh:
-                agreement.forget_intervals()
+                forget_intervals()
             response = client.get(url)
             assert response.status_code == 200, (url, response.status_code)
             return response
@@ -195,8 +196,8 @@ def bench_science(trials: int, repeat: int) -> list[Figure]:
                 compare(f"{name} / bare page", get(url), bare, BUDGET, repeat, before=judge)
             )
         transaction.set_rollback(True)  # the benchmark's annotations are not kept
-    # A server process that has remembered nothing yet (just started): every interval of
-    # the page computed. Shown, not budgeted: it is a process's first view, not a page's.
+    # Counts no process has seen yet (the cache holds none of their intervals): every
+    # interval of the page computed. Shown, not budgeted: a first view, not a page's.
     figures += [
         compare(f"{name}, {fresh} / bare page", get(url, fresh=True), bare, "", repeat)
         for name, url in [

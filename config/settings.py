@@ -6,8 +6,11 @@ The defaults are for local use (`make run`): an embedded SQLite file under var/.
 
 import os
 from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
 
 import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
 from django.utils.csp import CSP
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -123,6 +126,39 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 # (DESIGN §8). The queue is a table of the same database, so SQLite and PostgreSQL both work
 # with no other service; run any number of workers on any machine that reaches the database.
 TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
+
+
+# --- Cache -------------------------------------------------------------------------------
+# What is kept between requests (rewards/cache.py names every key) is shared by every
+# process through CACHE_URL: redis:// (rediss://, unix://) selects Django's Redis backend,
+# the production setting; without it each process keeps its own in memory (`make run`).
+def cache_from_url(url: str, key_prefix: str = "trialdesk") -> dict[str, Any]:
+    scheme = urlsplit(url).scheme
+    if not url or scheme == "locmem":
+        return {
+            "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
+            "KEY_PREFIX": key_prefix,
+            # Django's default of 300 entries is fewer than two agreement pages keep.
+            "OPTIONS": {"MAX_ENTRIES": 10_000},
+        }
+    if scheme in {"redis", "rediss", "unix"}:
+        return {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": url,
+            "KEY_PREFIX": key_prefix,
+        }
+    # The scheme only: the rest of the URL may hold a password.
+    raise ImproperlyConfigured(
+        "CACHE_URL must be a redis://, rediss://, unix:// or locmem:// URL; "
+        f"its scheme is {scheme!r}"
+    )
+
+
+CACHES = {
+    "default": cache_from_url(
+        os.environ.get("CACHE_URL", ""), os.environ.get("CACHE_KEY_PREFIX", "trialdesk")
+    )
+}
 
 # --- Auth and sessions -----------------------------------------------------------------
 AUTH_PASSWORD_VALIDATORS = [

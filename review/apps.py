@@ -7,8 +7,4 @@ class ReviewConfig(AppConfig):
 
     def ready(self) -> None:
         # Connects the receiver that stores a bundle's annotations when rewards writes it.
-        # Connects the receivers that drop the cached job choices when a job changes.
-        from review import (
-            choices,  # noqa: F401
-            receivers,  # noqa: F401
-        )
+        from review import receivers  # noqa: F401

@@ -23,12 +23,11 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from rewards.remembered import Remembered
+from rewards.cache import cached_intervals, interval_key
 
 Matrix = Sequence[Sequence[float]]
 
@@ -129,36 +128,36 @@ def _kappas(draws: npt.NDArray[np.int64], size: int) -> npt.NDArray[np.float64]:
     return kappas
 
 
-# The intervals of the counts seen lately (κ's and compare's delta), by (statistic, cells, …,
-# replicates, level, seed): the same counts always give the same interval, so a page seen
-# again computes none.
-_REMEMBERED: Remembered[tuple[Any, ...], Interval | None] = Remembered(4096)
-
-
 def kappa_intervals(
     tables: Iterable[tuple[Matrix, int]], *, level: float = LEVEL, seed: int = SEED
 ) -> list[Interval | None]:
     """Percentile bootstrap intervals for Cohen's kappa of each (matrix, replicates).
 
     Each resamples its matrix's cell counts from its own generator seeded with `seed`, so a
-    matrix has the same interval whatever it is computed with; the ones not remembered are
-    computed together (one array computation for all of a page's matrices).
+    matrix has the same interval whatever it is computed with: it is kept in the cache by
+    its counts (rewards.cache), and the ones not kept yet are computed together (one array
+    computation for all of a page's matrices).
     """
     keys = []
+    wanted: dict[str, tuple[tuple[int, ...], int, int]] = {}
     for counts, replicates in tables:
         size = _square(counts)
         cells = tuple(int(c) for row in counts for c in row)
-        keys.append(("kappa", cells, size, replicates, level, seed))
-    found = _REMEMBERED.recall(keys)
-    missing: dict[tuple[int, int], list[tuple[int, ...]]] = {}
-    for key in dict.fromkeys(keys):
-        if key not in found:
-            missing.setdefault((key[2], key[3]), []).append(key[1])
-    for (size, replicates), cells_of in missing.items():
-        computed = _kappa_intervals(cells_of, size, replicates, level, seed)
-        for cells, interval in zip(cells_of, computed, strict=True):
-            found[("kappa", cells, size, replicates, level, seed)] = interval
-    _REMEMBERED.remember(found)
+        key = interval_key("kappa", cells, size, replicates, level, seed)
+        keys.append(key)
+        wanted[key] = (cells, size, replicates)
+
+    def compute(missing: dict[str, tuple[tuple[int, ...], int, int]]) -> dict[str, Interval | None]:
+        by_shape: dict[tuple[int, int], dict[str, tuple[int, ...]]] = {}
+        for key, (cells, size, replicates) in missing.items():
+            by_shape.setdefault((size, replicates), {})[key] = cells
+        computed: dict[str, Interval | None] = {}
+        for (size, replicates), cells_of in by_shape.items():
+            intervals = _kappa_intervals(list(cells_of.values()), size, replicates, level, seed)
+            computed.update(zip(cells_of, intervals, strict=True))
+        return computed
+
+    found = cached_intervals(wanted, compute)
     return [found[key] for key in keys]
 
 
@@ -184,7 +183,7 @@ def kappa_interval(
 ) -> Interval | None:
     """Percentile bootstrap interval for Cohen's kappa, resampling the matrix's cell counts.
 
-    Deterministic (fixed seed), so the answer for the same counts is remembered.
+    Deterministic (fixed seed), so the answer for the same counts is kept in the cache.
     """
     return kappa_intervals([(counts, replicates)], level=level, seed=seed)[0]
 
@@ -267,13 +266,15 @@ def delta_interval(
 
     Resampling tasks (not trials of each run separately) keeps the pairing: a draw is a
     multinomial over the four cells of the paired table. Deterministic (fixed seed), so
-    the answer for the same counts is remembered, like kappa's.
+    the answer for the same counts is kept in the cache, like kappa's.
     """
-    key = ("delta", tuple(counts.cells), replicates, level, seed)
-    found = _REMEMBERED.recall([key])
-    if key not in found:
-        found[key] = _delta_interval(counts.cells, replicates, level, seed)
-    _REMEMBERED.remember(found)
+    key = interval_key("delta", tuple(counts.cells), replicates, level, seed)
+    found = cached_intervals(
+        {key: counts.cells},
+        lambda missing: {
+            k: _delta_interval(cells, replicates, level, seed) for k, cells in missing.items()
+        },
+    )
     return found[key]
 
 
@@ -283,11 +284,6 @@ def _delta_interval(cells: list[int], replicates: int, level: float, seed: int) 
         return None
     draws = _draws(cells, replicates, seed)
     return _intervals(((draws[:, 2] - draws[:, 1]) / n)[np.newaxis], replicates, level)[0]
-
-
-def forget_intervals() -> None:
-    """Drop the remembered intervals: the next request computes every one (benchmarks)."""
-    _REMEMBERED.forget()
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,7 @@
 """Shared fixtures. The suite's own Harbor-shaped files live in tests/fixtures/harbor/."""
 
-from collections.abc import Callable
+import functools
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -11,12 +12,47 @@ from tests.ingest_helpers import HARBOR_FIXTURES
 ROOT = Path(__file__).resolve().parent.parent
 
 
+def clear_own_cache() -> None:
+    """Drop this test process's entries from the cache, and only those.
+
+    A Redis cache is shared by the suite's workers (and by any other run on that server):
+    Django's `cache.clear()` would empty the whole database, so the keys under this
+    process's KEY_PREFIX (tests/settings.py) are deleted instead. A local-memory cache is
+    the process's own.
+    """
+    from django.conf import settings
+    from django.core.cache import caches
+    from django.core.cache.backends.redis import RedisCache
+
+    if not isinstance(caches["default"], RedisCache):
+        caches["default"].clear()
+        return
+    client = _redis(settings.CACHES["default"]["LOCATION"])
+    prefix = settings.CACHES["default"]["KEY_PREFIX"]
+    keys = list(client.scan_iter(match=f"{prefix}:*", count=1000))
+    if keys:
+        client.delete(*keys)
+
+
+@functools.cache
+def _redis(location: str) -> Any:
+    import redis
+
+    return redis.Redis.from_url(location)
+
+
 @pytest.fixture(autouse=True)
 def _empty_cache() -> None:
-    """Each test starts with an empty cache (the job choices live there between requests)."""
-    from django.core.cache import cache
+    """Each test starts with an empty cache (job choices, intervals and fragments live there
+    between requests)."""
+    clear_own_cache()
 
-    cache.clear()
+
+@pytest.fixture(autouse=True, scope="session")
+def _cache_left_empty() -> Iterator[None]:
+    """A run leaves nothing of its own in a shared cache."""
+    yield
+    clear_own_cache()
 
 
 @pytest.fixture

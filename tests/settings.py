@@ -4,10 +4,11 @@ pytest-django loads this module (pyproject.toml); nothing in config/ needs to kn
 under test.
 """
 
+import os
 from pathlib import Path
 
 from config.settings import *  # noqa: F403
-from config.settings import DATABASES, STORAGES
+from config.settings import CACHES, DATABASES, STORAGES
 
 # Fixtures create many users: a fast hash keeps the suite quick. Never for real passwords.
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
@@ -29,3 +30,14 @@ STORAGES = {
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     _path = Path(DATABASES["default"]["NAME"])
     DATABASES["default"]["TEST"] = {"NAME": str(_path.with_name(f"test_{_path.name}"))}
+# Each test process keys its own entries (pytest-xdist's worker, and its process id: two runs
+# may share one Redis), so that neither sees nor clears the other's (tests/conftest.py).
+CACHES = {
+    "default": {
+        **CACHES["default"],
+        "KEY_PREFIX": (
+            f"{CACHES['default']['KEY_PREFIX']}-test-"
+            f"{os.environ.get('PYTEST_XDIST_WORKER', 'main')}-{os.getpid()}"
+        ),
+    }
+}

@@ -11,6 +11,8 @@ import pytest
 
 from rewards import agreement
 from rewards.agreement import PairedCounts
+from rewards.cache import forget_intervals
+from tests.conftest import RecordCalls
 
 # --- Cohen's κ ------------------------------------------------------------------------------
 
@@ -95,8 +97,8 @@ def test_kappa_interval_brackets_kappa_and_agrees_with_the_normal_approximation(
 
 def test_kappa_interval_is_reproducible_and_narrows_with_more_data() -> None:
     small = agreement.kappa_interval([[20, 5], [10, 15]])
-    # Computed afresh, not remembered: the fixed seed alone makes it the same.
-    agreement.forget_intervals()
+    # Computed afresh, not read from the cache: the fixed seed alone makes it the same.
+    forget_intervals()
     again = agreement.kappa_interval([[20, 5], [10, 15]])
     large = agreement.kappa_interval([[2000, 500], [1000, 1500]])
     assert small == again
@@ -124,11 +126,11 @@ def test_intervals_computed_together_are_each_the_one_computed_alone() -> None:
         ([[20, 5], [10, 15]], 500),
     ]
     together = agreement.kappa_intervals(tables)
-    agreement.forget_intervals()
+    forget_intervals()
     alone = []
     for counts, replicates in tables:
         alone.append(agreement.kappa_interval(counts, replicates=replicates))
-        agreement.forget_intervals()
+        forget_intervals()
     assert together == alone
     assert together[1] is None
     assert together[3] is None
@@ -139,13 +141,40 @@ def test_intervals_computed_together_are_each_the_one_computed_alone() -> None:
     assert together[0].replicates == 1000
 
 
-def test_intervals_are_remembered_until_forgotten() -> None:
+def _failing(*args: object) -> None:
+    raise AssertionError("computed, not read from the cache")
+
+
+def test_intervals_are_read_from_the_cache_until_forgotten(
+    monkeypatch: pytest.MonkeyPatch, record_calls: RecordCalls
+) -> None:
+    computed = record_calls(agreement, "_kappa_intervals")
     first = agreement.kappa_intervals([([[20, 5], [10, 15]], 1000)])[0]
-    assert agreement.kappa_interval([[20, 5], [10, 15]]) is first  # not computed again
-    agreement.forget_intervals()
-    again = agreement.kappa_interval([[20, 5], [10, 15]])
-    assert again is not first
-    assert again == first
+    assert len(computed) == 1
+    with monkeypatch.context() as patched:
+        patched.setattr(agreement, "_kappa_intervals", _failing)
+        assert agreement.kappa_interval([[20, 5], [10, 15]]) == first
+    forget_intervals()
+    assert agreement.kappa_interval([[20, 5], [10, 15]]) == first
+    assert len(computed) == 2
+
+
+def test_only_the_tables_the_cache_lacks_are_computed_together(
+    record_calls: RecordCalls,
+) -> None:
+    seen, changed, other_replicates = [[20, 5], [10, 15]], [[21, 5], [10, 15]], [[9, 3], [2, 7]]
+    agreement.kappa_intervals([(seen, 1000)])
+    computed = record_calls(agreement, "_kappa_intervals")
+    intervals = agreement.kappa_intervals(
+        [(seen, 1000), (changed, 1000), (seen, 500), (other_replicates, 500), (changed, 1000)]
+    )
+    # (tables, size, replicates, level, seed): one computation per number of replicates; the
+    # table seen before is read, a count changed by one is a new interval.
+    assert sorted((sorted(call[0]), call[2]) for call in computed) == [
+        ([(9, 3, 2, 7), (20, 5, 10, 15)], 500),
+        ([(21, 5, 10, 15)], 1000),
+    ]
+    assert intervals[1] == intervals[4] != intervals[0]
 
 
 def test_kappa_interval_is_none_when_most_replicates_have_no_kappa() -> None:
@@ -262,45 +291,15 @@ def test_delta_interval_without_discordant_tasks_is_zero_and_none_without_tasks(
     assert agreement.delta_interval(PairedCounts(0, 0, 0, 0)) is None
 
 
-def test_delta_interval_is_remembered_and_the_same_when_computed_afresh() -> None:
+def test_delta_interval_is_read_from_the_cache_and_the_same_when_computed_afresh(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     counts = PairedCounts(both_pass=30, a_only=5, b_only=15, neither=50)
     first = agreement.delta_interval(counts)
-    assert agreement.delta_interval(counts) is first  # remembered, not computed again
-    agreement.forget_intervals()
-    again = agreement.delta_interval(counts)
-    assert again is not first
-    assert again == first
-
-
-def test_only_the_most_recently_used_intervals_are_kept(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(agreement._REMEMBERED, "size", 2)
-    agreement.forget_intervals()
-    first, second, third = (
-        ([[20, 5], [10, 15]], 500),
-        ([[9, 3], [2, 7]], 500),
-        ([[4, 1], [1, 4]], 500),
-    )
-    kept = agreement.kappa_intervals([first])[0]
-    agreement.kappa_intervals([second])
-    assert agreement.kappa_intervals([first])[0] is kept  # used again: now the most recent
-    agreement.kappa_intervals([third])  # the second, least recently used, is dropped
-    key = ("kappa", (9, 3, 2, 7), 2, 500, agreement.LEVEL, agreement.SEED)
-    assert key not in agreement._REMEMBERED
-    assert len(agreement._REMEMBERED) == 2
-    assert agreement.kappa_intervals([first])[0] is kept
-    assert agreement.kappa_intervals([second])[0] is not None
-
-
-def test_remembered_values_keep_the_most_recently_stored_and_can_be_forgotten() -> None:
-    from rewards.remembered import Remembered
-
-    kept: Remembered[str, int | None] = Remembered(2)
-    kept.remember({"a": 1, "b": None})
-    assert kept.recall(["a", "b", "c"]) == {"a": 1, "b": None}  # None is a value too
-    kept.remember({"a": 1})  # stored again: now the most recent
-    kept.remember({"c": 3})  # "b", the least recent, goes
-    assert kept.recall(["a", "b", "c"]) == {"a": 1, "c": 3}
-    assert "b" not in kept
-    assert len(kept) == 2
-    kept.forget()
-    assert kept.recall(["a", "c"]) == {}
+    with monkeypatch.context() as patched:
+        patched.setattr(agreement, "_delta_interval", _failing)
+        assert agreement.delta_interval(counts) == first
+        with pytest.raises(AssertionError, match="computed"):
+            agreement.delta_interval(PairedCounts(both_pass=30, a_only=6, b_only=15, neither=50))
+    forget_intervals()
+    assert agreement.delta_interval(counts) == first

@@ -274,11 +274,8 @@ def test_staff_are_offered_every_page(client: Client) -> None:
 def test_the_sidebar_kept_per_filter_and_jobs_shows_each_pages_values_and_errors(
     client: Client,
 ) -> None:
-    from django.core.cache import cache
+    from rewards.cache import forget_job_choices
 
-    from review.choices import forget_job_choices
-
-    cache.clear()
     f.login(client, "rita", "reviewer")
     f.make_trial(job="nightly-1")
     first = client.get("/?task=alpha").content.decode()

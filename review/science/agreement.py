@@ -399,7 +399,7 @@ def report(form: TrialFilterForm, dimension_key: str = DEFAULT_DIMENSION) -> Rep
             )
         )
     reviewers = reviewer_agreement(form, links)
-    # Every matrix's κ interval, those not remembered computed together (one array
+    # Every matrix's κ interval, those the cache lacks computed together (one array
     # computation, not one per matrix), handed to each matrix.
     matrices = [
         *(m for result in results for m in (result.overall, *(g.matrix for g in result.groups))),

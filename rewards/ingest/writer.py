@@ -21,6 +21,7 @@ from django.dispatch import Signal
 from django.utils import timezone
 
 from rewards import schemas
+from rewards.cache import forget_job_choices
 from rewards.ingest.copytext import Row, column_plan, copy_value, stamp_fields
 from rewards.ingest.digest import as_stored, earlier_digest
 from rewards.ingest.discover import HarborTrialItem, filed_under
@@ -144,6 +145,8 @@ class BundleWriter:
             # created meanwhile by another ingest raises IntegrityError: the batch is then
             # retried trial by trial, and the SELECT above finds it.
             Job.objects.bulk_create(new)
+            if new:  # bulk_create sends no post_save
+                forget_job_choices()
             found.update((job.name, job) for job in new)
             self._jobs.update(found)
         return [self._jobs[record.name] for record in records]

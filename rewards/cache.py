@@ -1,0 +1,80 @@
+"""What Trialdesk keeps between requests: every key of Django's cache framework, named here
+with what makes it stale.
+
+The cache is shared by every process (CACHES: local memory for `make run`, Redis in
+production), so a value one worker computes, every other worker reads, and a change one
+process makes (a job saved, an ingest) reaches them all.
+
+- `interval:v1:<statistic>:<digest>`: a bootstrap interval (κ's, compare's delta). It is a
+  deterministic function of what the digest covers (the cells, the table's size, the
+  replicates, the level and the seed), so it never goes stale: a changed count is another
+  key. Kept `INTERVAL_TTL`, so that intervals no page shows any more leave. Bump `v1` when
+  `rewards.agreement.Interval` changes shape.
+- `intervals:generation`: stored with every interval; `forget_intervals` changes it, so that
+  each interval is computed again (the benchmark's "every interval computed").
+- `jobs:newest:v1` (`JOB_CHOICES`): the newest jobs for the job <select>s (review.choices).
+  Derived from rows: dropped when a Job is saved or deleted, and by the ingest writer when it
+  creates jobs in bulk (no signal then); `JOB_CHOICES_TTL` bounds what a write outside both
+  leaves stale (SQL, the demo seed's bulk path).
+- `template.cache.explorer-sidebar.*`: the explorer's filter sidebar (`{% cache %}` in
+  review/explorer.html), keyed by the filter's values and the job choices above
+  (`TrialFilterForm.sidebar_key`): a new list of jobs is a new key, so it needs no dropping.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import uuid
+from collections.abc import Callable, Hashable, Mapping
+from typing import Any
+
+from django.core.cache import cache
+from django.db import transaction
+from django.db.models.signals import post_delete, post_save
+from django.dispatch import receiver
+
+# --- bootstrap intervals ---------------------------------------------------------------------
+INTERVAL_TTL = 24 * 60 * 60
+_GENERATION = "intervals:generation"
+
+
+def interval_key(statistic: str, *inputs: Hashable) -> str:
+    """The key of `statistic`'s interval for `inputs`, everything that decides it."""
+    digest = hashlib.blake2b(repr(inputs).encode(), digest_size=16).hexdigest()
+    return f"interval:v1:{statistic}:{digest}"
+
+
+def cached_intervals[A, V](
+    wanted: Mapping[str, A], compute: Callable[[dict[str, A]], Mapping[str, V]]
+) -> dict[str, V]:
+    """The value of each key of `wanted`: read from the cache in one round trip, those it
+    lacks computed by one call of `compute` (given their keys and inputs) and stored."""
+    found = cache.get_many([_GENERATION, *wanted])
+    generation = found.pop(_GENERATION, "")
+    values = {key: value for key, (stored_in, value) in found.items() if stored_in == generation}
+    missing = {key: inputs for key, inputs in wanted.items() if key not in values}
+    if missing:
+        computed = compute(missing)
+        cache.set_many({key: (generation, v) for key, v in computed.items()}, INTERVAL_TTL)
+        values.update(computed)
+    return values
+
+
+def forget_intervals() -> None:
+    """Every interval computed again from now on, in every process (benchmarks)."""
+    # A generation no stored interval has; the old ones leave with their TTL.
+    cache.set(_GENERATION, uuid.uuid4().hex, None)
+
+
+# --- the newest jobs -------------------------------------------------------------------------
+JOB_CHOICES = "jobs:newest:v1"
+JOB_CHOICES_TTL = 60
+
+
+@receiver(post_save, sender="rewards.Job", dispatch_uid="rewards.forget_job_choices_on_save")
+@receiver(post_delete, sender="rewards.Job", dispatch_uid="rewards.forget_job_choices_on_delete")
+def forget_job_choices(**kwargs: Any) -> None:
+    """Drop the newest jobs now and again when the transaction commits: in between, another
+    process may read the rows as they were before it and keep them."""
+    cache.delete(JOB_CHOICES)
+    transaction.on_commit(lambda: cache.delete(JOB_CHOICES))
