@@ -34,7 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench.run import Figure, compare, ensure_trials, logged_in_client, say, setup_django, table
 
 BENCH_REVIEWERS = ("bench-rita", "bench-sam")
-BUDGET = "<= 2.5"
+BUDGET = "<= 3"
 
 # (reviewer index, which trials, a spread of 0-99 per trial, minutes after the trial started,
 # the spread below which the judgment is noise). `%%` is SQL's modulo: the statements run

@@ -6,5 +6,6 @@ class RewardsConfig(AppConfig):
     verbose_name = "Automated results"
 
     def ready(self) -> None:
-        # Connects the receivers that drop the cached newest jobs when a job changes.
-        from rewards import cache  # noqa: F401
+        # Connects the receivers that drop the cached newest jobs when a job changes, and
+        # registers the deployment checks.
+        from rewards import cache, checks  # noqa: F401

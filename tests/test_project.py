@@ -14,6 +14,8 @@ PRODUCTION_ENV = {
     "SECRET_KEY": "a-production-secret-that-is-long-and-random-0123456789-abcdefghij",
     "ALLOWED_HOSTS": "trialdesk.example.com",
     "DJANGO_DEBUG": "0",
+    # The check only reads the setting: no Redis needs to answer.
+    "CACHE_URL": "redis://127.0.0.1:6379/0",
 }
 
 
@@ -69,6 +71,14 @@ def test_deploy_check_is_clean_under_production_settings() -> None:
     result = _manage("check", "--deploy", "--fail-level", "WARNING", env=PRODUCTION_ENV)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "no issues" in result.stdout
+
+
+def test_deploy_check_flags_a_cache_each_process_keeps_alone() -> None:
+    env = {**PRODUCTION_ENV, "CACHE_URL": ""}
+    result = _manage("check", "--deploy", "--fail-level", "WARNING", env=env)
+    assert result.returncode != 0
+    assert "trialdesk.W001" in result.stdout + result.stderr
+    assert "CACHE_URL=redis://" in result.stdout + result.stderr
 
 
 def test_deploy_check_flags_a_missing_secret_key() -> None:
