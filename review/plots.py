@@ -5,7 +5,7 @@ turns the counts into bars with their position and size in SVG user units, so th
 only places `<rect>` elements with attributes (the Content Security Policy forbids style
 attributes) and no script draws anything. Every bar that stands for a set of trials links
 to the explorer filtered to exactly those trials (review progress: the explorer's "reviewed
-by" filter). The bars are written as SVG here too (`Chart.bars_html`).
+by" filter).
 """
 
 from __future__ import annotations
