@@ -81,7 +81,7 @@ def test_hostile_text_in_every_cell_is_escaped(reviewer: Client) -> None:
     assert "<img" not in row
     assert 'onerror="' not in row
     assert 'onmouseover="' not in row
-    assert "&lt;script&gt;" in row or "&lt;img" in row
+    assert "&lt;script&gt;" in row
     assert "&quot;" in row
     # The only tags are the row's own.
     tags = set(re.findall(r"<([a-z]+)", row))
