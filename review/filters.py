@@ -9,14 +9,11 @@ from __future__ import annotations
 
 import base64
 import binascii
-import copy
 import hashlib
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
-from functools import lru_cache
-from itertools import islice
 from typing import Any, cast
 
 from django import forms
@@ -24,18 +21,14 @@ from django.contrib.auth.models import User
 from django.db import connection
 from django.db.models import BooleanField, Exists, F, Func, OuterRef, Q, QuerySet, Subquery, Value
 from django.db.models.expressions import RawSQL
-from django.forms.utils import flatatt
-from django.forms.widgets import ChoiceWidget
 from django.http import QueryDict
 from django.utils.choices import BaseChoiceIterator
-from django.utils.html import format_html
-from django.utils.safestring import SafeString
 from django.utils.timezone import get_current_timezone
 
+from review import choices as job_lists
 from review.choices import job_choices, newest_job_name
 from review.filtering.search import search
 from review.models import Annotation, LatestJudgment
-from review.widgets import FastSelect, FastWidgetRenderer
 from rewards.models import (
     Disagreement,
     ErrorTag,
@@ -162,6 +155,9 @@ def judged_value(username: str | None, judgment: str) -> str:
 class JudgedInputs(forms.Widget):
     """One text input per condition, and an empty one to add another; `judged` repeats."""
 
+    # In the review app's own templates/: Django's form renderer reads app directories.
+    template_name = "review/widgets/judged_inputs.html"
+
     def value_from_datadict(self, data: Any, files: Any, name: str) -> list[str]:
         getlist = getattr(data, "getlist", None)
         raw = getlist(name) if getlist else data.get(name)
@@ -171,23 +167,16 @@ class JudgedInputs(forms.Widget):
     def value_omitted_from_data(self, data: Any, files: Any, name: str) -> bool:
         return name not in data
 
-    def render(
-        self, name: str, value: Any, attrs: dict[str, Any] | None = None, renderer: Any = None
-    ) -> SafeString:
-        values = [*(v for v in (value or []) if isinstance(v, str)), ""]
-        first = self.build_attrs(self.attrs, attrs)
+    def get_context(self, name: str, value: Any, attrs: dict[str, Any] | None) -> dict[str, Any]:
+        context = super().get_context(name, value, attrs)
+        first = context["widget"]["attrs"]
         rest = {k: v for k, v in first.items() if k != "id"}
-        return SafeString(
-            "".join(
-                format_html(
-                    '<input type="text" name="{}" value="{}"{}>',
-                    name,
-                    text,
-                    flatatt(first if i == 0 else rest),
-                )
-                for i, text in enumerate(values)
-            )
-        )
+        values = [*(v for v in (value or []) if isinstance(v, str)), ""]
+        # Only the first input carries the id (the label's target).
+        context["widget"]["inputs"] = [
+            {"value": text, "attrs": first if i == 0 else rest} for i, text in enumerate(values)
+        ]
+        return context
 
 
 class JudgedField(forms.Field):
@@ -268,67 +257,31 @@ class Page:
     is_continuation: bool
 
 
-class QuickSelect(forms.Select):
-    """A <select> rendered in Python in one pass, at most `limit` options.
-
-    Django renders every option through a template of its own; with a list of jobs that is
-    most of the explorer's time. Past `limit` the newest come first and the selected value is
-    always kept; validation still uses the field's whole queryset, so any job can be named
-    in the URL.
-    """
-
-    def __init__(self, *args: Any, limit: int = 200, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.limit = limit
-
-    def render(
-        self, name: str, value: Any, attrs: dict[str, Any] | None = None, renderer: Any = None
-    ) -> SafeString:
-        selected = "" if value is None else str(value)
-        options = [(str(v), str(label)) for v, label in islice(self.choices, self.limit + 1)]
-        if selected and selected not in {v for v, _ in options}:
-            options.append((selected, selected))
-        final_attrs = self.build_attrs(self.attrs, {**(attrs or {}), "name": name})
-        return format_html(
-            "<select{}>{}</select>",
-            flatatt(final_attrs),
-            SafeString("".join(_option(v, label, v == selected) for v, label in options)),
-        )
-
-
-@lru_cache(maxsize=2048)
-def _option(value: str, label: str, selected: bool) -> SafeString:
-    """One <option>, escaped; the same few hundred jobs come back on every page."""
-    return format_html(
-        '<option value="{}"{}>{}</option>',
-        value,
-        SafeString(" selected") if selected else "",
-        label,
-    )
-
-
 class JobChoices(BaseChoiceIterator):
-    """A job <select>'s options, the empty one first ("All jobs" for a filter), from the
-    cache when they are read."""
+    """A job <select>'s options: the empty one first ("All jobs" for a filter), then the
+    newest jobs (`review.choices`, cached), then the chosen job when it is an older one, so
+    that the <select> shows what the URL filters by. Validation uses the field's queryset,
+    so any job can be named in the URL."""
 
-    def __init__(self, empty_label: str = "All jobs") -> None:
+    def __init__(
+        self, empty_label: str = "All jobs", chosen: Callable[[], Job | None] | None = None
+    ) -> None:
         self.empty_label = empty_label
+        self.chosen = chosen
 
     def __iter__(self) -> Iterator[tuple[str, str]]:
         yield ("", self.empty_label)
-        yield from job_choices()
+        newest = job_choices()[: job_lists.JOB_CHOICES_LIMIT]
+        yield from newest
+        job = self.chosen() if self.chosen is not None else None
+        if job is not None and str(job.pk) not in {value for value, _ in newest}:
+            yield (str(job.pk), job.name)
 
 
 class JobField(forms.ModelChoiceField):  # type: ignore[type-arg]
     """The job filter. A job among the cached newest ones (the <select>'s options) is taken
     from that list, without a query; any other id is looked up as by ModelChoiceField. A job
     deleted less than the cache's lifetime ago (in another process) then filters to no rows."""
-
-    # Copied as a plain field (`_copy_field`), the queryset shared rather than cloned twice
-    # per form as ModelChoiceField's copy does: the field only ever clones it (`get`) or
-    # streams it (`iterator`), never evaluates it in place, and each form gives its copy's
-    # widget choices of its own.
-    __deepcopy__ = forms.Field.__deepcopy__
 
     def to_python(self, value: Any) -> Job | None:
         if isinstance(value, str) and (name := newest_job_name(value)) is not None:
@@ -346,9 +299,6 @@ _NOT_FILTERS = frozenset({"sort", "after", "overlap", "blind"})
 class TrialFilterForm(forms.Form):
     """Every explorer filter; an unknown or invalid value narrows nothing and is reported."""
 
-    # The sidebar's inputs and selects written in Python, not one template each.
-    default_renderer = FastWidgetRenderer
-
     q = forms.CharField(
         required=False,
         max_length=200,
@@ -361,7 +311,6 @@ class TrialFilterForm(forms.Form):
         queryset=Job.objects.only("id", "name").order_by("-id"),
         required=False,
         empty_label="All jobs",
-        widget=QuickSelect,
     )
     task = forms.CharField(required=False, max_length=255, label="Task (exact name)")
     agent = forms.CharField(required=False, max_length=255, label="Agent")
@@ -425,7 +374,7 @@ class TrialFilterForm(forms.Form):
         # The <select> shows the cached newest jobs (read only when it is rendered: a
         # fragment has none); validation still finds any job. Set on each form: copying a
         # ModelChoiceField resets its widget's choices.
-        self.fields["job"].widget.choices = JobChoices()
+        self.fields["job"].widget.choices = JobChoices(chosen=lambda: self._value("job"))
 
     def clean(self) -> dict[str, Any]:
         cleaned = super().clean() or {}
@@ -503,18 +452,6 @@ class TrialFilterForm(forms.Form):
         return [(legend, [self[name] for name in names]) for legend, names in self.FIELDSETS]
 
     @property
-    def sidebar(self) -> Sidebar:
-        """The sidebar's fields, each a label, its input and its errors (see `field_block`)."""
-        block = self.field_block
-        return Sidebar(
-            search=block("q", css="field field-search"),
-            reward_min=block("reward_min"),
-            reward_max=block("reward_max"),
-            validity=block("validity", label="Validity", errors=False),
-            groups=[(legend, [block(name) for name in names]) for legend, names in self.FIELDSETS],
-        )
-
-    @property
     def sidebar_key(self) -> str | None:
         """What the sidebar's HTML depends on, as a cache key: the values as given (the page's
         cursor aside) and the job <select>'s options. None when a field has an error, whose
@@ -529,38 +466,6 @@ class TrialFilterForm(forms.Form):
         ]
         digest = hashlib.blake2b(repr((given, job_choices())).encode(), digest_size=16)
         return digest.hexdigest()
-
-    def field_block(
-        self, name: str, css: str = "field", label: str | None = None, errors: bool = True
-    ) -> SafeString:
-        """One field of the sidebar: its label, its input and its errors.
-
-        A page uses a few filters at most; every other field is empty, and an empty field's
-        block is the same on every page, so it is written once per process (the job
-        <select> aside: its options follow the jobs).
-        """
-        key = (name, css, label, errors)
-        blank = name != "job" and self._is_blank(name)
-        if blank and (found := _BLANK_BLOCKS.get(key)) is not None:
-            return found
-        field = self[name]
-        html = format_html(
-            _BLOCK,
-            css,
-            field.id_for_label,
-            field.label if label is None else label,
-            field,
-            field.errors if errors else "",
-        )
-        if blank:
-            _BLANK_BLOCKS[key] = html
-        return html
-
-    def _is_blank(self, name: str) -> bool:
-        """The field has no value in the query string (or only empty ones) and no error."""
-        getlist = getattr(self.data, "getlist", None)
-        raw = getlist(name) if getlist else [self.data.get(name)]
-        return all(value in (None, "") for value in raw) and name not in self.errors
 
     def canonical_query(self) -> QueryDict:
         """The filter and sort as a query string holds them: only the parameters in use."""
@@ -789,84 +694,6 @@ class TrialFilterForm(forms.Form):
                 value = _choice_label(field.choices, value)
             described.append((str(field.label or name.replace("_", " ").capitalize()), str(value)))
         return described
-
-
-# Every plain <select> of the filter is written by FastSelect; swapped once, on the class.
-for _field in TrialFilterForm.base_fields.values():
-    if type(_field.widget) is forms.Select:
-        _field.widget = FastSelect(attrs=_field.widget.attrs, choices=_field.widget.choices)
-
-
-class _FilterFields(dict[str, forms.Field]):
-    """The filter's fields, copied for each form as Django does, their choices aside.
-
-    Django deep-copies a form's fields for each instance, the lists of choices included
-    (a choice widget normalises its copy again); this form is built several times a page
-    (explorer, trial page, queue) and its choices are fixed when the class is built, so each
-    copy shares them: a field or widget can still be changed on one form alone, and choices
-    are replaced, never changed in place. A plain field and widget are copied as their own
-    `__deepcopy__` would (attributes, widget attrs, error messages and validators each the
-    copy's own) without the generic copy machinery: that was most of building the form.
-    """
-
-    def __deepcopy__(self, memo: dict[int, Any]) -> dict[str, forms.Field]:
-        for field in self.values():
-            for choices in (
-                getattr(field, "_choices", None),
-                getattr(field.widget, "choices", None),
-            ):
-                if choices is not None:
-                    memo[id(choices)] = choices
-        return {name: _copy_field(field, memo) for name, field in self.items()}
-
-
-# The copies Django's own fields and widgets make; a class with another copies its own way.
-_PLAIN_FIELD_COPIES = frozenset({forms.Field.__deepcopy__, forms.ChoiceField.__deepcopy__})
-_PLAIN_WIDGET_COPIES = frozenset({forms.Widget.__deepcopy__, ChoiceWidget.__deepcopy__})
-
-
-def _copy_field(field: forms.Field, memo: dict[int, Any]) -> forms.Field:
-    widget = field.widget
-    if (
-        type(field).__deepcopy__ not in _PLAIN_FIELD_COPIES
-        or type(widget).__deepcopy__ not in _PLAIN_WIDGET_COPIES
-    ):
-        return copy.deepcopy(field, memo)
-    widget_copy = _shallow_copy(widget)
-    widget_copy.attrs = widget.attrs.copy()
-    field_copy = _shallow_copy(field)
-    field_copy.widget = widget_copy
-    field_copy.error_messages = field.error_messages.copy()
-    field_copy.validators = field.validators[:]
-    memo[id(field)], memo[id(widget)] = field_copy, widget_copy
-    return field_copy
-
-
-def _shallow_copy[T](obj: T) -> T:
-    """`copy.copy` of an instance with a plain `__dict__` (what it does for a field or a
-    widget), in one step."""
-    new = object.__new__(type(obj))
-    new.__dict__.update(obj.__dict__)
-    return new
-
-
-TrialFilterForm.base_fields = _FilterFields(TrialFilterForm.base_fields)
-
-
-@dataclass(frozen=True)
-class Sidebar:
-    """The explorer's filter fields as HTML blocks (`TrialFilterForm.field_block`)."""
-
-    search: SafeString
-    reward_min: SafeString
-    reward_max: SafeString
-    validity: SafeString
-    groups: list[tuple[str, list[SafeString]]]
-
-
-_BLOCK = '<div class="{}">\n<label for="{}">{}</label>\n{}\n{}</div>\n'
-# An empty field's block, by (name, css, label, errors): the same on every page.
-_BLANK_BLOCKS: dict[tuple[str, str, str | None, bool], SafeString] = {}
 
 
 def _choice_label(choices: Any, value: Any) -> Any:

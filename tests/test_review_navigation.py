@@ -294,4 +294,26 @@ def test_a_trial_that_joins_the_list_is_its_neighbours_neighbour_at_once(
     assert client.get(f"/trials/{newcomer.pk}/?q=newcomer").status_code == 200
     # An unknown trial is not found, in a list or not.
     assert client.get(f"/trials/{newcomer.pk + 1000}/?{query}").status_code == 404
-    assert client.get(f"/trials/{newcomer.pk + 1000}/").status_code == 404
+
+
+# --- the main navigation ---------------------------------------------------------------------
+def _main_nav(html: str) -> str:
+    nav = re.search(r'<nav class="mainnav" aria-label="Main">(.*?)</nav>', html, re.S)
+    assert nav, "no main navigation on the page"
+    return nav.group(1)
+
+
+def test_the_main_navigation_offers_what_the_role_may_follow_and_marks_the_current_page(
+    client: Client,
+) -> None:
+    f.login(client, "ana", "analyst")
+    nav = _main_nav(client.get("/jobs/").content.decode())
+    labels = re.findall(r">([^<]+)</a>", nav)
+    assert labels == ["Explorer", "Saved views", "Jobs", "Agreement", "Compare"]
+    assert re.findall(r'<a href="([^"]+)" aria-current="page">', nav) == ["/jobs/"]
+
+    f.login(client, "boss", "reviewer", staff=True)
+    nav = _main_nav(client.get("/").content.decode())
+    labels = re.findall(r">([^<]+)</a>", nav)
+    assert {"Queue", "Scenarios", "Admin"} <= set(labels)
+    assert re.findall(r'<a href="([^"]+)" aria-current="page">', nav) == ["/"]

@@ -13,10 +13,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from django.utils.safestring import SafeString
 from pydantic import ValidationError
 
-from review import rows
 from rewards import rules
 from rewards.models import ErrorTag, ScorerResult, TrialDetail
 from rewards.rubric import RubricError, normalise
@@ -68,9 +66,9 @@ class ScorerRow:
     expanded: bool
     # The page's `open` parameter with this row flipped: the no-JavaScript link.
     toggle_open: str
-    # The row's two links, built once by the view (review.views.trial.scorer_links) rather
-    # than per cell in the template: the page with this row flipped, for a click without
-    # JavaScript, and this row in its other state, for htmx.
+    # The row's two links, built by the view (review.views.trial._scorer_links), which
+    # reverses each URL once for the card: the page with this row flipped, for a click
+    # without JavaScript, and this row in its other state, for htmx.
     toggle_url: str = ""
     fragment_url: str = ""
 
@@ -78,11 +76,6 @@ class ScorerRow:
     def anchor(self) -> str:
         """The row's element id (and the toggle link's fragment)."""
         return f"scorer-{self.scorer.position}"
-
-    @property
-    def html(self) -> SafeString:
-        """The row as the Scorers card shows it, built in Python (review.rows)."""
-        return rows.scorer_row(self)
 
     @property
     def config_text(self) -> str:
@@ -334,11 +327,6 @@ class Step:
     def source_class(self) -> str:
         """A CSS class from a fixed set; the source itself is agent-written text."""
         return self.source if self.source in {"user", "agent", "system"} else "other"
-
-    @property
-    def html(self) -> SafeString:
-        """The step as a trajectory shows it, built in Python (review.rows)."""
-        return rows.trajectory_step(self)
 
 
 @dataclass(frozen=True)

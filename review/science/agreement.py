@@ -18,7 +18,6 @@ number of trials.
 
 from __future__ import annotations
 
-import html
 from collections import defaultdict
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
@@ -30,7 +29,6 @@ from django.db import connection
 from django.db.models import Count, F, QuerySet, Sum
 from django.http import QueryDict
 from django.urls import reverse
-from django.utils.safestring import SafeString
 
 from review.filters import NONE_VALUE, TrialFilterForm, judged_value
 from review.models import (
@@ -40,7 +38,6 @@ from review.models import (
     LatestJudgment,
     PairTally,
 )
-from review.templatetags.review_tags import percent, score
 from rewards import agreement
 from rewards.agreement import Interval
 from rewards.models import Trial
@@ -107,18 +104,6 @@ class Cell:
     count: int
     url: str
 
-    @property
-    def html(self) -> SafeString:
-        """The count, linked to its trials; a cell that counted nothing has no link.
-
-        Written here rather than by a template include: a page has a couple of hundred. The
-        link is escaped by `html.escape` (the count is an int), which costs a fraction of
-        `format_html`'s generic escaping of each argument.
-        """
-        if not self.count:
-            return SafeString("0")
-        return SafeString(f'<a href="{html.escape(self.url)}">{int(self.count)}</a>')
-
 
 @dataclass
 class Matrix:
@@ -155,31 +140,6 @@ class Matrix:
     @cached_property
     def interval(self) -> Interval | None:
         return agreement.kappa_interval(self.counts, replicates=self.replicates)
-
-    @property
-    def cells_html(self) -> SafeString:
-        """A table row's figures: n, the four counts, the agreement and κ with its interval.
-
-        Written in Python, as the explorer's rows (review.rows): a page has dozens of
-        breakdown rows, and through the template engine they cost more than the counting.
-        Every part is already HTML: an int, a `Cell.html`, or digits formatted here.
-        """
-        parts = [str(int(self.n)), *(cell.html for cell in self.cells), percent(self.observed)]
-        return SafeString(
-            "".join(f'<td class="num">{part}</td>' for part in [*parts, self.kappa_html])
-        )
-
-    @property
-    def kappa_html(self) -> SafeString:
-        """κ in bold, then its 95% interval, when there is one (numbers formatted by `score`:
-        digits, a sign and a point, or a dash)."""
-        interval = self.interval
-        bounds = (
-            f' <span class="muted">[{score(interval.low, 2)}, {score(interval.high, 2)}]</span>'
-            if interval
-            else ""
-        )
-        return SafeString(f"<strong>{score(self.kappa, 2)}</strong>{bounds}")
 
     def as_dict(self) -> dict[str, Any]:
         interval = self.interval

@@ -5,12 +5,11 @@ turns the counts into bars with their position and size in SVG user units, so th
 only places `<rect>` elements with attributes (the Content Security Policy forbids style
 attributes) and no script draws anything. Every bar that stands for a set of trials links
 to the explorer filtered to exactly those trials (review progress: the explorer's "reviewed
-by" filter). The bars are written as SVG here too (`Chart.bars_html`).
+by" filter).
 """
 
 from __future__ import annotations
 
-import html
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date
@@ -19,8 +18,6 @@ from urllib.parse import urlencode
 
 from django.db.models import Count
 from django.db.models.functions import TruncDate
-from django.utils.safestring import SafeString
-from django.utils.text import Truncator
 
 from review.http import path_of
 from review.models import TrialReviewed
@@ -70,6 +67,11 @@ class Bar:
     def value_x(self) -> float:
         return self.x + self.width + 6
 
+    @property
+    def label_x(self) -> float:
+        """A horizontal bar's label, right-aligned before the bar."""
+        return self.x - 8
+
 
 @dataclass(frozen=True)
 class Chart:
@@ -85,39 +87,9 @@ class Chart:
         return self.height - 20
 
     @property
-    def bars_html(self) -> SafeString:
-        """Every bar as SVG: a link to its trials around a title, the bar and its texts.
-
-        Written here rather than by a template loop, as the agreement page's cells: the job
-        page has dozens of bars. Every string is escaped (`html.escape`, quotes included);
-        the coordinates are numbers computed here.
-        """
-        e = html.escape
-        parts = []
-        for bar in self.bars:
-            if self.kind == "columns":
-                texts = (
-                    f'<text class="bar-value" x="{bar.text_x}" y="{bar.text_y}"'
-                    f' text-anchor="middle">{e(bar.text)}</text>'
-                    f'<text class="bar-label" x="{bar.text_x}" y="{self.height - 5}"'
-                    f' text-anchor="middle">{e(Truncator(bar.label).chars(12))}</text>'
-                )
-            else:
-                texts = (
-                    f'<text class="bar-label" x="{bar.x - 8}" y="{bar.label_y}"'
-                    f' text-anchor="end">{e(Truncator(bar.label).chars(22))}</text>'
-                    f'<text class="bar-value" x="{bar.value_x}" y="{bar.label_y}">'
-                    f"{e(bar.text)}</text>"
-                )
-            inner = (
-                f"<title>{e(bar.label)}: {e(bar.text)}</title>"
-                f'<rect class="bar" x="{bar.x}" y="{bar.y}" width="{bar.width}"'
-                f' height="{bar.height}"></rect>{texts}'
-            )
-            if bar.url:
-                inner = f'<a href="{e(bar.url)}">{inner}</a>'
-            parts.append(f'<g class="bar-group">{inner}</g>')
-        return SafeString("\n".join(parts))
+    def label_y(self) -> int:
+        """A vertical bar's label, under the baseline."""
+        return self.height - 5
 
 
 def _explorer(job: Job, **params: str) -> str:

@@ -12,11 +12,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.db.models import Sum
-from django.utils.safestring import SafeString
 
 from review.models import JobTally
 from review.science import job_tallies
-from review.templatetags.review_tags import percent, score
 from rewards.models import Job
 
 # Jobs per page of the jobs list (each job's figures are its kept tally rows, added up).
@@ -45,21 +43,6 @@ class Summary:
     review_rate: float | None
     gate_disagreements: int
     human_disagreements: int
-
-    @property
-    def cells_html(self) -> SafeString:
-        """A breakdown row's figures as table cells: trials, mean reward, the gates' pass
-        rates and review progress. Written here, not by a template partial: a job has a row
-        per task and per agent. Every part is a number formatted here."""
-        parts = (
-            str(self.trial_count),
-            score(self.mean_reward, 3),
-            percent(self.scorer_rate),
-            percent(self.judge_rate),
-            percent(self.run_rate),
-            f"{self.reviewed} / {self.trial_count}",
-        )
-        return SafeString("".join(f'<td class="num">{part}</td>' for part in parts))
 
     @classmethod
     def of(cls, row: Any) -> Summary:

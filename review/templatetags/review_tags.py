@@ -1,21 +1,21 @@
 """Badges and small formatting for the review templates.
 
-Badges read without colour: a glyph and the word, the colour only repeats them. Everything
-is built with `format_html`, which escapes every argument.
+Badges read without colour: a glyph and the word, the colour only repeats them. A badge is
+one small `format_html` (every argument escaped); larger markup lives in the templates.
 """
 
 from __future__ import annotations
 
-from functools import lru_cache
 from typing import Any
 
 from django import template
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
-from django.utils.html import format_html, format_html_join
+from django.utils.html import format_html
 from django.utils.safestring import SafeString
 
 from review import roles
 from review.http import path_of
+from rewards.models import Disagreement, HumanDisagreement
 
 register = template.Library()
 
@@ -37,9 +37,6 @@ _HUMAN = {
 }
 
 
-# A badge depends only on these strings and a page shows a handful of distinct ones, many
-# times over (a Scorers card row each): each is formatted once per process.
-@lru_cache(maxsize=256)
 def _badge(css: str, glyph: str, word: str, title: str = "") -> SafeString:
     if title:
         return format_html(
@@ -91,6 +88,17 @@ def check_chip(ok: bool, label: str) -> SafeString:
         label,
         "yes" if ok else "no",
     )
+
+
+# The named disagreements' labels, gate and human alike (their values differ).
+_DISAGREEMENT_LABELS = {**dict(Disagreement.choices), **dict(HumanDisagreement.choices)}
+
+
+@register.filter
+def disagreement_label(value: Any) -> str:
+    """A named disagreement as a person reads it (for rows read by `.values()`, which have
+    no `get_…_display`)."""
+    return str(_DISAGREEMENT_LABELS.get(value, value))
 
 
 @register.filter
@@ -174,7 +182,6 @@ _NAV: tuple[tuple[str, str, frozenset[str], str], ...] = (
     ),
     ("Admin", "admin:index", frozenset(), "manage"),
 )
-_CURRENT = SafeString(' aria-current="page"')
 
 
 @register.simple_tag
@@ -185,23 +192,15 @@ def path(name: str) -> str:
 
 
 @register.simple_tag(takes_context=True)
-def main_nav(context: Any) -> SafeString:
-    """The links of the main navigation the user may follow, the current page's marked.
-
-    The same rules as the views (`review.roles`); written in one pass rather than a
-    `{% url %}` and an `{% if %}` per link on every page.
-    """
+def main_nav_links(context: Any) -> list[tuple[str, str, bool]]:
+    """(label, path, is the current page) of each main navigation link the user may follow:
+    the same rules as the views (`review.roles`). base.html writes the links."""
     user, request = context["user"], context["request"]
     match = getattr(request, "resolver_match", None)
     here = match.url_name if match else None
     may = permissions_of(user)
-    links = format_html_join(
-        "\n      ",
-        '<a href="{}"{}>{}</a>',
-        (
-            (path_of(name), _CURRENT if here in current else "", label)
-            for label, name, current, needs in _NAV
-            if not needs or may[needs]
-        ),
-    )
-    return format_html('<nav class="mainnav" aria-label="Main">\n      {}\n    </nav>', links)
+    return [
+        (label, path_of(name), here in current)
+        for label, name, current, needs in _NAV
+        if not needs or may[needs]
+    ]

@@ -50,9 +50,10 @@ class AdjudicationForm(forms.Form):
     )
 
 
-def _queue_query(request: HttpRequest) -> QueryDict:
-    """The queue's filter and conflict setting, to carry to the adjudicate page and back."""
-    query = TrialFilterForm(request.GET).canonical_query()
+def _queue_query(request: HttpRequest, form: TrialFilterForm | None = None) -> QueryDict:
+    """The queue's filter and conflict setting, to carry to the adjudicate page and back;
+    `form` is the request's filter when the view has built it already."""
+    query = (form or TrialFilterForm(request.GET)).canonical_query()
     kinds = ConflictForm(request.GET).kinds
     if kinds != list(adjudication.DEFAULT_CONFLICTS):
         query.setlist("conflict", kinds)
@@ -69,7 +70,7 @@ def adjudication_queue(request: HttpRequest) -> HttpResponse:
         adjudication.awaiting(conflicts.kinds).list_columns().only(*ROW_FIELDS, "annotation_count")
     )
     page = form.page(base)
-    query = _queue_query(request)
+    query = _queue_query(request, form)
     next_query = query.copy()
     if page.next_cursor:
         next_query["after"] = page.next_cursor

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from django import forms
@@ -10,7 +11,7 @@ from django.http import Http404, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
-from review.filters import JobChoices, QuickSelect
+from review.filters import JobChoices
 from review.forms import STEP_KINDS
 from review.http import HttpRequest
 from review.pages import presenters
@@ -25,20 +26,28 @@ class CompareForm(forms.Form):
     a = forms.ModelChoiceField(
         queryset=Job.objects.only("id", "name").order_by("-id"),
         label="Run A",
-        widget=QuickSelect,
     )
     b = forms.ModelChoiceField(
         queryset=Job.objects.only("id", "name").order_by("-id"),
         label="Run B",
-        widget=QuickSelect,
     )
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        # Both <select>s show the cached newest jobs, as the explorer's; validation still
-        # looks each job up.
+        # Both <select>s show the cached newest jobs, as the explorer's (and an older job
+        # chosen in the URL); validation still looks each job up.
         for name in ("a", "b"):
-            self.fields[name].widget.choices = JobChoices(empty_label="---------")
+            self.fields[name].widget.choices = JobChoices(
+                empty_label="---------", chosen=partial(self._chosen, name)
+            )
+
+    def _chosen(self, name: str) -> Job | None:
+        """The job the URL names in field `name`, once validated; None otherwise."""
+        if not self.is_bound:
+            return None
+        self.is_valid()
+        job: Job | None = getattr(self, "cleaned_data", {}).get(name)
+        return job
 
     def clean(self) -> dict[str, Any]:
         cleaned = super().clean() or {}
