@@ -247,7 +247,7 @@ def pair_cell_url() -> str:
     """The explorer link of the benchmark reviewers' "both fail" cell."""
     from django.http import QueryDict
 
-    from review.filters import TrialFilterForm
+    from review.filtering.form import TrialFilterForm
     from review.science.agreement import report
 
     pairs = report(TrialFilterForm(QueryDict())).reviewers.pairs

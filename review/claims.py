@@ -19,7 +19,7 @@ from django.db.models import Count, Exists, OuterRef, Q, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from review.filters import TrialFilterForm
+from review.filtering.form import TrialFilterForm
 from review.models import Annotation, Claim
 from rewards.models import Trial
 

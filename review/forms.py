@@ -1,5 +1,6 @@
 """Forms of the review pages: the trial page's annotation form and query string, the
-queue's skip, and saving an explorer view.
+queue's skip, saving an explorer view, and the parameters of the agreement and compare pages
+(which their API resources read too).
 
 The annotation form is a plain Form, not a ModelForm: the reviewer, the time and what the
 reviewer saw are set by the server, so a posted `reviewer` or `reward` has nowhere to go.
@@ -7,14 +8,18 @@ reviewer saw are set by the server, so a posted `reviewer` or `reward` has nowhe
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from django import forms
 from django.contrib.auth.models import User
 from django.http import QueryDict
 
-from review.filters import TrialFilterForm
+from review.filtering.fields import JobChoices
+from review.filtering.form import TrialFilterForm
 from review.models import Annotation, SavedView
+from review.science import agreement
+from rewards.models import Job
 
 MAX_CATEGORIES = 20
 MAX_CATEGORY_LENGTH = 64
@@ -154,3 +159,54 @@ class SavedViewForm(forms.Form):
         """Only what the explorer understands is kept, in the explorer's canonical form."""
         raw = (self.cleaned_data.get("query") or "").lstrip("?")
         return TrialFilterForm(QueryDict(raw)).canonical_query().urlencode()
+
+
+class AgreementForm(forms.Form):
+    """The page's own parameter: which dimension the breakdown is by."""
+
+    by = forms.ChoiceField(
+        choices=[(d.key, d.label) for d in agreement.DIMENSIONS.values()], required=False
+    )
+
+    @property
+    def dimension(self) -> str:
+        if self.is_valid() and self.cleaned_data["by"]:
+            return str(self.cleaned_data["by"])
+        return agreement.DEFAULT_DIMENSION
+
+
+class CompareForm(forms.Form):
+    """`?a=<job>&b=<job>`: the two runs, by id; the same job twice is refused."""
+
+    a = forms.ModelChoiceField(
+        queryset=Job.objects.only("id", "name").order_by("-id"),
+        label="Run A",
+    )
+    b = forms.ModelChoiceField(
+        queryset=Job.objects.only("id", "name").order_by("-id"),
+        label="Run B",
+    )
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # Both <select>s show the cached newest jobs, as the explorer's (and an older job
+        # chosen in the URL); validation still looks each job up.
+        for name in ("a", "b"):
+            self.fields[name].widget.choices = JobChoices(
+                empty_label="---------", chosen=partial(self._chosen, name)
+            )
+
+    def _chosen(self, name: str) -> Job | None:
+        """The job the URL names in field `name`, once validated; None otherwise."""
+        if not self.is_bound:
+            return None
+        self.is_valid()
+        job: Job | None = getattr(self, "cleaned_data", {}).get(name)
+        return job
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean() or {}
+        a, b = cleaned.get("a"), cleaned.get("b")
+        if a is not None and a == b:
+            self.add_error("b", "Choose two different runs.")
+        return cleaned

@@ -24,7 +24,7 @@ from django.http import QueryDict
 from django.test import Client
 from pytest_django import DjangoAssertNumQueries
 
-from review.filters import TrialFilterForm
+from review.filtering.form import TrialFilterForm
 from review.models import add_annotation
 from review.science import agreement
 from rewards.models import Trial

@@ -23,7 +23,7 @@ from django.http import QueryDict
 from django.test import Client
 
 from review import adjudication, tokens
-from review.filters import TrialFilterForm
+from review.filtering.form import TrialFilterForm
 from review.models import (
     GATE_FIELDS,
     Annotation,

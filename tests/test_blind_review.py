@@ -7,7 +7,7 @@ from django.contrib.auth.models import User
 from django.test import Client
 from pytest_django import DjangoAssertNumQueries
 
-from review.filters import TrialFilterForm
+from review.filtering.form import TrialFilterForm
 from review.models import Annotation, add_annotation
 from review.science import agreement
 from rewards.models import Trial

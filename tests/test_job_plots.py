@@ -10,7 +10,7 @@ import pytest
 from django.http import QueryDict
 from django.test import Client
 
-from review.filters import TrialFilterForm
+from review.filtering.form import TrialFilterForm
 from review.models import add_annotation
 from review.science import plots
 from review.science.stats import job_breakdown

@@ -7,7 +7,7 @@ from django.http import QueryDict
 from django.test import Client
 
 from review import claims
-from review.filters import TrialFilterForm
+from review.filtering.form import TrialFilterForm
 from review.models import add_annotation
 from tests import review_factories as f
 

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from django.test import Client
 
-from review.filters import PAGE_SIZE
+from review.filtering.paging import PAGE_SIZE
 from rewards.models import Trial
 from rewards.schemas import IngestProblem
 from tests import review_factories as f

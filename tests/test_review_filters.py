@@ -9,8 +9,9 @@ import pytest
 from django import forms
 from django.http import QueryDict
 
-from review import filters
-from review.filters import SORT_KEYS, TrialFilterForm, decode_cursor, encode_cursor
+from review.filtering import paging
+from review.filtering.form import TrialFilterForm
+from review.filtering.paging import SORT_KEYS, decode_cursor, encode_cursor
 from review.models import add_annotation
 from rewards.models import Trial
 from rewards.schemas import ErrorTag, IngestProblem
@@ -216,8 +217,8 @@ def test_pages_sorted_by_a_name_read_name_by_name_in_the_order_of_one_big_query(
 ) -> None:
     # `most`: names a page may read one by one, `rows`: rows of the task or job table read
     # for them; past either, the page is one sorted query.
-    monkeypatch.setattr(filters, "MAX_NAMES_WALKED", most)
-    monkeypatch.setattr(filters, "NAME_ROWS", rows)
+    monkeypatch.setattr(paging, "MAX_NAMES_WALKED", most)
+    monkeypatch.setattr(paging, "NAME_ROWS", rows)
     query = {**params, "sort": sort}
     everything = TrialFilterForm(query).ordered(TrialFilterForm(query).filter(Trial.objects.all()))
     expected = [t.name for t in everything]
@@ -269,7 +270,7 @@ def test_the_job_select_lists_the_newest_jobs_and_keeps_an_older_selected_one(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     from review import choices
-    from review.filters import TrialFilterForm
+    from review.filtering.form import TrialFilterForm
     from rewards.models import Job
 
     monkeypatch.setattr(choices, "JOB_CHOICES_LIMIT", 2)
@@ -287,7 +288,7 @@ def test_the_job_select_lists_the_newest_jobs_and_keeps_an_older_selected_one(
 
 @pytest.mark.django_db
 def test_the_job_select_escapes_hostile_job_names() -> None:
-    from review.filters import TrialFilterForm
+    from review.filtering.form import TrialFilterForm
     from rewards.models import Job
 
     Job.objects.create(name='<script>alert(1)</script>"')
@@ -401,7 +402,7 @@ def test_a_job_among_the_cached_newest_is_taken_from_them_without_a_query(
 
 
 def test_each_form_has_its_own_fields_and_widgets() -> None:
-    from review.filters import TrialFilterForm
+    from review.filtering.form import TrialFilterForm
 
     one, two = TrialFilterForm({}), TrialFilterForm({})
     for name, base in TrialFilterForm.base_fields.items():
@@ -422,7 +423,7 @@ def test_each_form_has_its_own_fields_and_widgets() -> None:
 
 
 def test_the_filter_selects_are_djangos_own() -> None:
-    from review.filters import TrialFilterForm
+    from review.filtering.form import TrialFilterForm
 
     form = TrialFilterForm({})
     for name in ("job", "validity", "judge_verdict", "disagreement", "counted"):
@@ -437,7 +438,7 @@ HOSTILE_QUERY = (
 
 
 def test_hostile_filter_values_stay_text_in_every_field() -> None:
-    from review.filters import TrialFilterForm
+    from review.filtering.form import TrialFilterForm
 
     form = TrialFilterForm(QueryDict(HOSTILE_QUERY))
     html = "".join(str(form[name]) + str(form[name].errors) for name in form.fields)
@@ -449,7 +450,7 @@ def test_hostile_filter_values_stay_text_in_every_field() -> None:
 
 
 def test_the_shared_job_queryset_is_never_evaluated_in_place() -> None:
-    from review.filters import TrialFilterForm
+    from review.filtering.form import TrialFilterForm
 
     old = f.make_trial(job="old")
     shared = cast(forms.ModelChoiceField, TrialFilterForm.base_fields["job"]).queryset  # type: ignore[type-arg]

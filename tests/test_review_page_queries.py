@@ -14,9 +14,9 @@ from django.test import Client
 
 from review import adjudication
 from review.adjudication import adjudicate
-from review.filters import TrialFilterForm
+from review.filtering.form import TrialFilterForm
 from review.models import Annotation, add_annotation
-from review.views.explorer import ROWS
+from review.pages.trial_list import ROWS
 from review.views.trial import (
     annotation_history,
     error_tags_of,
@@ -108,14 +108,14 @@ def test_an_unknown_trial_is_not_found(client: Client) -> None:
 # --- the explorer's keyset page --------------------------------------------------------------
 def _page_query(query: str) -> Any:
     """The queryset of the explorer's page for `query` (a cursor in it), as the page runs."""
-    from review.filters import SORT_KEYS, _first_rows_query, decode_cursor
+    from review.filtering.paging import SORT_KEYS, decode_cursor, first_rows_query
 
     form = TrialFilterForm(QueryDict(query))
     sort = form.current_sort
     cursor = form._value("after")
     after = decode_cursor(cursor, sort) if cursor else None
     assert SORT_KEYS[sort.lstrip("-")].field != "id"
-    return _first_rows_query(form.filter(ROWS.all()), sort, after, 51)
+    return first_rows_query(form.filter(ROWS.all()), sort, after, 51)
 
 
 @pytest.mark.parametrize("sort", ["reward", "-reward", "agent", "-model"])

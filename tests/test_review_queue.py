@@ -13,7 +13,7 @@ from django.test import Client
 from django.utils import timezone
 
 from review import claims
-from review.filters import TrialFilterForm
+from review.filtering.form import TrialFilterForm
 from review.models import Claim, add_annotation
 from rewards.models import Trial
 from tests import review_factories as f

@@ -14,10 +14,9 @@ from review.api.ninja import (
     browse_auth,
 )
 from review.api.trials import filter_parameters
-from review.filters import TrialFilterForm
+from review.filtering.form import TrialFilterForm
+from review.forms import AgreementForm, CompareForm
 from review.science import agreement, compare, figures
-from review.views.agreement import AgreementForm
-from review.views.compare import CompareForm
 
 # --- agreement and comparison ----------------------------------------------------------------
 router = Router(tags=["figures"], auth=browse_auth)

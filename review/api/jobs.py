@@ -16,7 +16,7 @@ from review.api.ninja import (
     ErrorOut,
     browse_auth,
 )
-from review.filters import CursorError, decode_cursor, encode_cursor
+from review.filtering.paging import CursorError, decode_cursor, encode_cursor
 from review.science.stats import Summary, job_breakdown, jobs_page
 from rewards.models import Job
 

@@ -23,14 +23,9 @@ from review.api.ninja import (
     user_of,
 )
 from review.exports import with_annotations
-from review.filters import (
-    MAX_JUDGED,
-    MAX_JUDGED_LENGTH,
-    CursorError,
-    JudgedField,
-    TrialFilterForm,
-    decode_cursor,
-)
+from review.filtering.fields import MAX_JUDGED, MAX_JUDGED_LENGTH, JudgedField
+from review.filtering.form import TrialFilterForm
+from review.filtering.paging import CursorError, decode_cursor
 from review.forms import MAX_CATEGORIES, MAX_CATEGORY_LENGTH, AnnotationForm
 from review.models import Annotation, ReviewerProfile, add_annotation
 from rewards.export import bundle_queryset

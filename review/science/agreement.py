@@ -30,7 +30,8 @@ from django.db.models import Count, F, QuerySet, Sum
 from django.http import QueryDict
 from django.urls import reverse
 
-from review.filters import NONE_VALUE, TrialFilterForm, judged_value
+from review.filtering.fields import NONE_VALUE, judged_value
+from review.filtering.form import TrialFilterForm
 from review.models import (
     JobJudgmentTally,
     JobPairTally,

@@ -13,11 +13,11 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods
 
 from review import adjudication
-from review.filters import TrialFilterForm
+from review.filtering.form import TrialFilterForm
 from review.http import HttpRequest
 from review.models import Adjudication, Annotation
+from review.pages.trial_list import ROW_FIELDS
 from review.roles import adjudicate_required
-from review.views.explorer import ROW_FIELDS
 from rewards.models import Trial
 
 

@@ -3,32 +3,18 @@ each other, over any explorer filter."""
 
 from __future__ import annotations
 
-from django import forms
 from django.contrib.auth.decorators import login_required
 from django.http import HttpResponse
 from django.shortcuts import render
 from django.urls import reverse
 from django.views.decorators.http import require_GET
 
-from review.filters import TrialFilterForm
+from review.filtering.form import TrialFilterForm
+from review.forms import AgreementForm
 from review.http import HttpRequest, with_query
 from review.roles import browse_required
 from review.science import agreement, figures
 from review.views.exports import filter_errors
-
-
-class AgreementForm(forms.Form):
-    """The page's own parameter: which dimension the breakdown is by."""
-
-    by = forms.ChoiceField(
-        choices=[(d.key, d.label) for d in agreement.DIMENSIONS.values()], required=False
-    )
-
-    @property
-    def dimension(self) -> str:
-        if self.is_valid() and self.cleaned_data["by"]:
-            return str(self.cleaned_data["by"])
-        return agreement.DEFAULT_DIMENSION
 
 
 @require_GET

@@ -18,7 +18,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 
-from review.filters import TrialFilterForm
+from review.filtering.form import TrialFilterForm
 from review.forms import STEP_KINDS, AnnotationForm
 from review.http import HttpRequest
 from review.models import Annotation, ReviewerProfile, add_annotation

@@ -2,59 +2,19 @@
 
 from __future__ import annotations
 
-from functools import partial
 from typing import Any
 
-from django import forms
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
-from review.filters import JobChoices
-from review.forms import STEP_KINDS
+from review.forms import STEP_KINDS, CompareForm
 from review.http import HttpRequest
 from review.pages import presenters
 from review.roles import browse_required
 from review.science import compare, figures
-from rewards.models import Job, JudgeVerdict, ScorerResult, Trial, TrialDetail
-
-
-class CompareForm(forms.Form):
-    """`?a=<job>&b=<job>`: the two runs, by id; the same job twice is refused."""
-
-    a = forms.ModelChoiceField(
-        queryset=Job.objects.only("id", "name").order_by("-id"),
-        label="Run A",
-    )
-    b = forms.ModelChoiceField(
-        queryset=Job.objects.only("id", "name").order_by("-id"),
-        label="Run B",
-    )
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        # Both <select>s show the cached newest jobs, as the explorer's (and an older job
-        # chosen in the URL); validation still looks each job up.
-        for name in ("a", "b"):
-            self.fields[name].widget.choices = JobChoices(
-                empty_label="---------", chosen=partial(self._chosen, name)
-            )
-
-    def _chosen(self, name: str) -> Job | None:
-        """The job the URL names in field `name`, once validated; None otherwise."""
-        if not self.is_bound:
-            return None
-        self.is_valid()
-        job: Job | None = getattr(self, "cleaned_data", {}).get(name)
-        return job
-
-    def clean(self) -> dict[str, Any]:
-        cleaned = super().clean() or {}
-        a, b = cleaned.get("a"), cleaned.get("b")
-        if a is not None and a == b:
-            self.add_error("b", "Choose two different runs.")
-        return cleaned
+from rewards.models import JudgeVerdict, ScorerResult, Trial, TrialDetail
 
 
 @require_GET

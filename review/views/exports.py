@@ -9,7 +9,7 @@ from django.utils import timezone
 from django.views.decorators.http import require_GET
 
 from review.exports import FORMATS
-from review.filters import TrialFilterForm
+from review.filtering.form import TrialFilterForm
 from review.http import HttpRequest
 from review.roles import export_required
 from rewards.models import Trial

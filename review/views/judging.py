@@ -14,7 +14,7 @@ from django.shortcuts import get_object_or_404, redirect
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from review.filters import TrialFilterForm
+from review.filtering.form import TrialFilterForm
 from review.http import HttpRequest
 from review.roles import staff_required
 from review.views.exports import filter_errors, filtered_trials

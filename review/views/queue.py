@@ -15,12 +15,12 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from review import claims
-from review.filters import TrialFilterForm
+from review.filtering.form import TrialFilterForm
 from review.forms import QueueSkipForm
 from review.http import HttpRequest, with_query
 from review.models import Claim
+from review.pages.trial_list import sorted_by
 from review.roles import annotate_required
-from review.views.explorer import sorted_by
 
 # Trials this session passed over; never handed to it again until it asks for them back.
 SKIPPED_KEY = "queue_skipped"

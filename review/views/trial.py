@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
-from functools import cached_property
+from dataclasses import replace
 from typing import Any
 
 from django.contrib import messages
@@ -18,7 +17,7 @@ from django.views.decorators.http import require_GET, require_POST
 from django.views.decorators.vary import vary_on_headers
 
 from review import adjudication
-from review.filters import TrialFilterForm
+from review.filtering.form import TrialFilterForm
 from review.forms import (
     STEP_KIND_CHOICES,
     TAB_CHOICES,
@@ -26,11 +25,11 @@ from review.forms import (
     ScorerRowForm,
     TrialPageForm,
 )
-from review.http import HttpRequest, wants_fragment, with_query
+from review.http import HttpRequest, wants_fragment
 from review.models import Annotation, ReviewerProfile, add_annotation
 from review.pages import presenters
+from review.pages.navigation import TrialNav, trial_url
 from review.roles import annotate_required, browse_required, can_annotate, can_browse
-from review.views.explorer import sorted_by
 from rewards.models import (
     ErrorTag,
     EvaluationResult,
@@ -114,100 +113,6 @@ def _detail_of(trial: Trial) -> TrialDetail | None:
     """The blobs `_get_trial_for(…, tab=…)` read with the trial; None when it has none."""
     detail: TrialDetail | None = getattr(trial, "detail", None)
     return detail
-
-
-def _trial_url(trial: Trial, fragment: str = "", query: QueryDict | None = None) -> str:
-    url = with_query(reverse("review:trial-detail", args=[trial.pk]), query or QueryDict())
-    return f"{url}#{fragment}" if fragment else url
-
-
-@dataclass(frozen=True)
-class TrialNav:
-    """Where the page was opened from: the explorer's filter and sort, and maybe the queue.
-
-    The explorer links each row with its canonical filter query, so the page knows its list:
-    previous / next walk that list (keeping the open tab) and "back" returns to it. Its
-    links are built once each, however often the page shows them.
-    """
-
-    filters: QueryDict  # the canonical filter and sort, nothing else
-    tab: str
-    in_queue: bool
-    is_filtered: bool
-    sorted_by: str
-    previous_id: int | None = None
-    next_id: int | None = None
-
-    @classmethod
-    def of(
-        cls, filters: TrialFilterForm, state: TrialPageForm, trial: Trial | None = None
-    ) -> TrialNav:
-        return cls(
-            filters=filters.canonical_query(),
-            tab=state.current_tab,
-            in_queue=state.in_queue,
-            is_filtered=filters.is_filtered,
-            sorted_by=sorted_by(filters.current_sort),
-            previous_id=getattr(trial, "previous_id", None),
-            next_id=getattr(trial, "next_id", None),
-        )
-
-    @property
-    def page_query(self) -> QueryDict:
-        """What every link and form of this page carries along (the tab aside)."""
-        query = self.filters.copy()
-        if self.in_queue:
-            query["queue"] = "1"
-        return query
-
-    @cached_property
-    def hidden_fields(self) -> list[tuple[str, str]]:
-        return [(name, value) for name, values in self.page_query.lists() for value in values]
-
-    def tab_url(self, page_url: str, tab: str) -> str:
-        """`page_url` (the trial's) opened on `tab`."""
-        query = self.page_query
-        query["tab"] = tab
-        return with_query(page_url, query)
-
-    def _neighbour_url(self, pk: int | None) -> str:
-        if pk is None:
-            return ""
-        # A neighbour is a plain list walk: the queue's lease is for this trial only.
-        query = self.filters.copy()
-        query["tab"] = self.tab
-        return with_query(reverse("review:trial-detail", args=[pk]), query)
-
-    @cached_property
-    def previous_url(self) -> str:
-        return self._neighbour_url(self.previous_id)
-
-    @cached_property
-    def next_url(self) -> str:
-        return self._neighbour_url(self.next_id)
-
-    @cached_property
-    def list_url(self) -> str:
-        return with_query(reverse("review:explorer"), self.filters)
-
-    @cached_property
-    def queue_url(self) -> str:
-        return with_query(reverse("review:queue"), self.filters)
-
-    @cached_property
-    def claim_url(self) -> str:
-        return with_query(reverse("review:queue-claim"), self.filters)
-
-    @cached_property
-    def skip_url(self) -> str:
-        return with_query(reverse("review:queue-skip"), self.filters)
-
-    @cached_property
-    def annotate_url_query(self) -> str:
-        """The annotation form's query string: after a plain POST the page comes back as it was."""
-        query = self.page_query
-        query["tab"] = self.tab
-        return query.urlencode()
 
 
 # --- context builders -----------------------------------------------------------------------
@@ -421,7 +326,7 @@ def scorer_row(request: HttpRequest, pk: int, position: int) -> HttpResponse:
         query["open"] = str(position) if expanded else ""
         if "tab" in request.GET:
             query["tab"] = state.current_tab
-        return redirect(_trial_url(trial, f"scorer-{position}", query))
+        return redirect(trial_url(trial, f"scorer-{position}", query))
     row = presenters.ScorerRow(
         scorer=scorer, expanded=expanded, toggle_open="" if expanded else str(position)
     )
@@ -468,7 +373,7 @@ def annotate(request: HttpRequest, pk: int) -> HttpResponse:
         query = nav.page_query
         if "tab" in request.GET:
             query["tab"] = state.current_tab
-        return HttpResponseRedirect(_trial_url(trial, "annotations", query))
+        return HttpResponseRedirect(trial_url(trial, "annotations", query))
     trial.refresh_from_db(fields=["human_judgment", "annotation_count", "human_disagreement"])
     fresh = AnnotationForm(initial={"reviewer_discipline": data["reviewer_discipline"]})
     return _annotations_response(request, trial, nav, fresh, saved=True)

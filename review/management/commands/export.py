@@ -11,7 +11,7 @@ from django.http import QueryDict
 from tqdm import tqdm
 
 from review.exports import FORMATS
-from review.filters import TrialFilterForm
+from review.filtering.form import TrialFilterForm
 from review.views.exports import filter_errors, filtered_trials
 
 

@@ -1,34 +1,48 @@
-"""The trial filter: one Django form for the explorer, and later the queue, exports and API.
+"""The trial filter: one Django form for the explorer, the queue, exports and the API.
 
 The form parses the query string (everything the explorer shows lives in the URL), narrows a
-Trial queryset, orders it, and walks it by keyset: a page is "the next N rows after (sort
-value, id)", never an OFFSET, and nothing counts the table.
+Trial queryset, orders it, and pages it (review.filtering.paging).
 """
 
 from __future__ import annotations
 
-import base64
-import binascii
 import hashlib
-import json
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
-from datetime import date, datetime, time, timedelta
 from typing import Any, cast
 
 from django import forms
 from django.contrib.auth.models import User
 from django.db import connection
-from django.db.models import BooleanField, Exists, F, Func, OuterRef, Q, QuerySet, Subquery, Value
+from django.db.models import Exists, F, OuterRef, Q, QuerySet, Subquery
 from django.db.models.expressions import RawSQL
 from django.http import QueryDict
-from django.utils.choices import BaseChoiceIterator
-from django.utils.timezone import get_current_timezone
 
-from review import choices as job_lists
-from review.choices import job_choices, newest_job_name
+from review.choices import job_choices
+from review.filtering.fields import (
+    JUDGED_NESTED,
+    JobChoices,
+    JobField,
+    JudgedField,
+    JudgedInputs,
+    exact_or_none,
+    parse_judged,
+    reviewed_by,
+)
+from review.filtering.paging import (
+    BY_NAME,
+    DEFAULT_SORT,
+    PAGE_SIZE,
+    SORT_KEYS,
+    CursorError,
+    Page,
+    decode_cursor,
+    encode_cursor,
+    first_rows,
+    order_by_sort,
+    rows_after,
+    sort_value,
+)
 from review.filtering.search import search
-from review.models import Annotation, LatestJudgment
+from review.models import LatestJudgment
 from rewards.models import (
     Disagreement,
     ErrorTag,
@@ -36,44 +50,16 @@ from rewards.models import (
     HumanDisagreement,
     HumanJudgment,
     Job,
-    Task,
     Trial,
     TrialQuerySet,
 )
-
-PAGE_SIZE = 50
 
 ANY = ""
 NOT_RUN = "none"
 UNREVIEWED = "unreviewed"
 ANY_GATE_DISAGREEMENT = "gate"
 ANY_HUMAN_DISAGREEMENT = "human"
-# In the exact-value filters (failure mode, task source, judge model): "has none".
-NONE_VALUE = "(none)"
 
-
-@dataclass(frozen=True)
-class SortKey:
-    """A sortable column: its URL name, the ORM path and the Python type of its values."""
-
-    name: str
-    field: str
-    kind: type
-    label: str
-
-
-SORT_KEYS = {
-    key.name: key
-    for key in (
-        SortKey("id", "id", int, "Trial"),
-        SortKey("task", "task__name", str, "Task"),
-        SortKey("agent", "agent_name", str, "Agent"),
-        SortKey("model", "model_name", str, "Model"),
-        SortKey("reward", "reward", float, "Reward"),
-        SortKey("job", "job__name", str, "Job"),
-    )
-}
-DEFAULT_SORT = "-id"
 SORT_CHOICES = [
     (f"{prefix}{key.name}", f"{key.label} {'↓' if prefix else '↑'}")
     for key in SORT_KEYS.values()
@@ -121,174 +107,6 @@ OVERLAP_CHOICES = [(str(k), str(k)) for k in range(1, MAX_REVIEWERS_PER_TRIAL + 
 BLIND_CHOICES = [(ANY, "Off"), ("1", "On")]
 COUNTED_CHOICES = [(ANY, "Every reviewer's latest"), ("blind", "Blind annotations only")]
 REVIEWER_JUDGMENT_CHOICES = [(ANY, "Any"), ("pass", "pass"), ("fail", "fail"), ("defer", "defer")]
-
-
-def exact_or_none(value: str) -> str:
-    return "" if value == NONE_VALUE else value
-
-
-JUDGMENTS = ("pass", "fail", "defer")
-MAX_JUDGED = 10
-# Conditions nested in one probe of the latest judgments (`TrialFilterForm._judged`).
-JUDGED_NESTED = 4
-MAX_JUDGED_LENGTH = 160  # a username (150) and ":judgment"
-
-
-def parse_judged(value: str) -> tuple[str | None, str]:
-    """One "latest judgments" condition: `fail` → (None, "fail"), `rita:fail` → ("rita", "fail").
-
-    A bare judgment is some reviewer's latest; `username:judgment` is that reviewer's. The
-    judgment follows the last colon, so any username (an imported one may hold colons or
-    spaces) can be named. ValueError for anything else.
-    """
-    username, colon, judgment = value.rpartition(":")
-    if judgment not in JUDGMENTS or (colon and not username):
-        raise ValueError(value)
-    return (username or None, judgment)
-
-
-def judged_value(username: str | None, judgment: str) -> str:
-    """The inverse of `parse_judged`: one value of a link's `judged` parameter."""
-    return f"{username}:{judgment}" if username else judgment
-
-
-class JudgedInputs(forms.Widget):
-    """One text input per condition, and an empty one to add another; `judged` repeats."""
-
-    # In the review app's own templates/: Django's form renderer reads app directories.
-    template_name = "review/widgets/judged_inputs.html"
-
-    def value_from_datadict(self, data: Any, files: Any, name: str) -> list[str]:
-        getlist = getattr(data, "getlist", None)
-        raw = getlist(name) if getlist else data.get(name)
-        values = raw if isinstance(raw, list | tuple) else [raw]
-        return [v for v in values if isinstance(v, str) and v.strip()]
-
-    def value_omitted_from_data(self, data: Any, files: Any, name: str) -> bool:
-        return name not in data
-
-    def get_context(self, name: str, value: Any, attrs: dict[str, Any] | None) -> dict[str, Any]:
-        context = super().get_context(name, value, attrs)
-        first = context["widget"]["attrs"]
-        rest = {k: v for k, v in first.items() if k != "id"}
-        values = [*(v for v in (value or []) if isinstance(v, str)), ""]
-        # Only the first input carries the id (the label's target).
-        context["widget"]["inputs"] = [
-            {"value": text, "attrs": first if i == 0 else rest} for i, text in enumerate(values)
-        ]
-        return context
-
-
-class JudgedField(forms.Field):
-    """ "Latest judgments": conditions on the counted judgments, every one of which holds."""
-
-    widget = JudgedInputs
-
-    def to_python(self, value: Any) -> list[str]:
-        return [v for v in (value or []) if isinstance(v, str) and v.strip()]
-
-    def validate(self, value: Any) -> None:
-        super().validate(value)
-        if len(value) > MAX_JUDGED:
-            raise forms.ValidationError(
-                "At most %(n)s conditions.", params={"n": MAX_JUDGED}, code="max"
-            )
-        for text in value:
-            # As every CharField: no NUL (PostgreSQL refuses it), and a username's length.
-            if "\x00" in text or len(text) > MAX_JUDGED_LENGTH:
-                raise forms.ValidationError(
-                    "A condition holds no NUL character and at most %(n)s characters.",
-                    params={"n": MAX_JUDGED_LENGTH},
-                    code="invalid",
-                )
-            try:
-                parse_judged(text)
-            except ValueError as exc:
-                raise forms.ValidationError(
-                    "“%(value)s” is not a judgment (pass, fail, defer) or reviewer:judgment.",
-                    params={"value": text[:200]},
-                    code="invalid",
-                ) from exc
-
-
-def reviewed_by(day: date) -> Exists:
-    """The outer trial has an annotation made by the end of `day` (in the current time zone).
-
-    The same days as the job page's review progress, which truncates annotation times to
-    dates in the current time zone.
-    """
-    end = datetime.combine(day + timedelta(days=1), time.min, tzinfo=get_current_timezone())
-    return Exists(Annotation.objects.filter(trial=OuterRef("pk"), created_at__lt=end))
-
-
-class CursorError(ValueError):
-    pass
-
-
-def encode_cursor(sort: str, value: Any, pk: int) -> str:
-    raw = json.dumps([sort, value, pk], separators=(",", ":")).encode()
-    return base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
-
-
-def decode_cursor(cursor: str, sort: str) -> tuple[Any, int]:
-    """(sort value, id) from a cursor made for `sort`; CursorError for anything else."""
-    try:
-        padded = cursor + "=" * (-len(cursor) % 4)
-        data = json.loads(base64.urlsafe_b64decode(padded.encode()))
-    except (binascii.Error, ValueError, UnicodeDecodeError) as exc:
-        raise CursorError("unreadable cursor") from exc
-    if not (isinstance(data, list) and len(data) == 3 and data[0] == sort):
-        raise CursorError("cursor made for another sort")
-    _, value, pk = data
-    kind = SORT_KEYS[sort.lstrip("-")].kind
-    if isinstance(pk, bool) or not isinstance(pk, int):
-        raise CursorError("cursor id is not an integer")
-    if kind is float and isinstance(value, int | float) and not isinstance(value, bool):
-        return float(value), pk
-    if isinstance(value, kind) and not isinstance(value, bool):
-        return value, pk
-    raise CursorError("cursor value has the wrong type")
-
-
-@dataclass(frozen=True)
-class Page:
-    rows: list[Any]  # Trials, or dicts for a .values() queryset
-    next_cursor: str | None
-    is_continuation: bool
-
-
-class JobChoices(BaseChoiceIterator):
-    """A job <select>'s options: the empty one first ("All jobs" for a filter), then the
-    newest jobs (`review.choices`, cached), then the chosen job when it is an older one, so
-    that the <select> shows what the URL filters by. Validation uses the field's queryset,
-    so any job can be named in the URL."""
-
-    def __init__(
-        self, empty_label: str = "All jobs", chosen: Callable[[], Job | None] | None = None
-    ) -> None:
-        self.empty_label = empty_label
-        self.chosen = chosen
-
-    def __iter__(self) -> Iterator[tuple[str, str]]:
-        yield ("", self.empty_label)
-        newest = job_choices()[: job_lists.JOB_CHOICES_LIMIT]
-        yield from newest
-        job = self.chosen() if self.chosen is not None else None
-        if job is not None and str(job.pk) not in {value for value, _ in newest}:
-            yield (str(job.pk), job.name)
-
-
-class JobField(forms.ModelChoiceField):  # type: ignore[type-arg]
-    """The job filter. A job among the cached newest ones (the <select>'s options) is taken
-    from that list, without a query; any other id is looked up as by ModelChoiceField. A job
-    deleted less than the cache's lifetime ago (in another process) then filters to no rows."""
-
-    def to_python(self, value: Any) -> Job | None:
-        if isinstance(value, str) and (name := newest_job_name(value)) is not None:
-            # As the field's queryset would load it: id and name, the rest deferred.
-            return Job.from_db(Job.objects.db, ["id", "name"], (int(value), name))
-        job: Job | None = super().to_python(value)
-        return job
 
 
 # Parameters of the explorer's query string that narrow no trial: the sort, the page, and
@@ -610,7 +428,7 @@ class TrialFilterForm(forms.Form):
 
     # -- ordering and keyset ------------------------------------------------------------
     def ordered(self, queryset: QuerySet[Trial]) -> QuerySet[Trial]:
-        return _order(queryset, self.current_sort)
+        return order_by_sort(queryset, self.current_sort)
 
     def page(self, queryset: QuerySet[Trial], size: int = PAGE_SIZE) -> Page:
         """The first `size` rows of `queryset` under this filter, after the page's cursor."""
@@ -623,12 +441,12 @@ class TrialFilterForm(forms.Form):
                 after = decode_cursor(cursor, sort)
             except CursorError:
                 self.add_error("after", "This page link is out of date; showing the first page.")
-        rows = _first_rows(self.filter(queryset), sort, after, size + 1)
+        rows = first_rows(self.filter(queryset), sort, after, size + 1)
         next_cursor = None
         if len(rows) > size:
             rows = rows[:size]
             last = rows[-1]
-            next_cursor = encode_cursor(sort, _sort_value(last, key.field), _sort_value(last, "id"))
+            next_cursor = encode_cursor(sort, sort_value(last, key.field), sort_value(last, "id"))
         return Page(rows=rows, next_cursor=next_cursor, is_continuation=after is not None)
 
     @property
@@ -644,10 +462,10 @@ class TrialFilterForm(forms.Form):
         name = sort.lstrip("-")
         reverse = name if sort.startswith("-") else f"-{name}"
         matching = self.filter(Trial.objects.all())
-        here = (_sort_value(trial, SORT_KEYS[name].field), trial.pk)
+        here = (sort_value(trial, SORT_KEYS[name].field), trial.pk)
 
         def first(order: str) -> int | None:
-            rows = _first_rows(matching, order, here, 1)
+            rows = first_rows(matching, order, here, 1)
             return rows[0].pk if rows else None
 
         return first(reverse), first(sort)
@@ -669,8 +487,8 @@ class TrialFilterForm(forms.Form):
         value, pk = OuterRef(key.field), OuterRef("pk")
 
         def first_after(walk_descending: bool, order: str) -> Subquery:
-            rows = matching.filter(_after(key.field, value, pk, walk_descending))
-            return Subquery(_order(rows, order).values("id")[:1])
+            rows = matching.filter(rows_after(key.field, value, pk, walk_descending))
+            return Subquery(order_by_sort(rows, order).values("id")[:1])
 
         return {
             "next_id": first_after(descending, sort),
@@ -705,168 +523,3 @@ def _choice_label(choices: Any, value: Any) -> Any:
         elif option == value:
             return label
     return value
-
-
-def _order(queryset: QuerySet[Trial], sort: str) -> QuerySet[Trial]:
-    key = SORT_KEYS[sort.lstrip("-")]
-    prefix = "-" if sort.startswith("-") else ""
-    # The id breaks ties in the sort value, in the same direction, so (value, id) is a
-    # total order the cursor can resume from.
-    if key.field == "id":
-        return queryset.order_by(f"{prefix}id")
-    return queryset.order_by(f"{prefix}{key.field}", f"{prefix}id")
-
-
-def _first_rows(
-    queryset: QuerySet[Trial], sort: str, after: tuple[Any, int] | None, limit: int
-) -> list[Any]:
-    """The first `limit` rows of `queryset` in `sort` order, strictly after the (value, id)
-    `after` when given: name by name for a sort by a related row's name, else one sorted
-    query from the keyset cursor."""
-    key = SORT_KEYS[sort.lstrip("-")]
-    descending = sort.startswith("-")
-    if key.field in BY_NAME:
-        walked = _walk_names(queryset, key.field, descending, after, limit)
-        if walked is not None:
-            return walked
-    return list(_first_rows_query(queryset, sort, after, limit))
-
-
-def _first_rows_query(
-    queryset: QuerySet[Trial], sort: str, after: tuple[Any, int] | None, limit: int
-) -> QuerySet[Trial]:
-    """`queryset` in `sort` order from the (value, id) `after` on, `limit` rows: one query."""
-    key = SORT_KEYS[sort.lstrip("-")]
-    ordered = _order(queryset, sort)
-    if after is not None:
-        ordered = ordered.filter(_after_row(key.field, *after, sort.startswith("-")))
-    return ordered[:limit]
-
-
-# Sorts by the name of a related row, a trial's task or job: few such rows, many trials each.
-# Sorted by ORDER BY over the join, the database reads every trial of the first name (or
-# more) before it can return a page: half a second at a million trials. `_walk_names` lists
-# the names in the database's own order instead, then reads each name's trials in id order
-# by the index that leads with the relation: a page reads one name or two.
-BY_NAME: dict[str, tuple[type[Task] | type[Job], str]] = {
-    "task__name": (Task, "task_id"),
-    "job__name": (Job, "job_id"),
-}
-# Names a page may read one by one. A filter that leaves so few trials a name that a page
-# spans more of them is selective enough for one sorted query over what it matches.
-MAX_NAMES_WALKED = 6
-
-
-# Rows of the named table read for one walk: enough for MAX_NAMES_WALKED names unless
-# names repeat a great deal (then the page is one sorted query).
-NAME_ROWS = 200
-
-
-def _name_groups(
-    model: type[Task] | type[Job], descending: bool, start: str | None
-) -> tuple[list[tuple[str, list[int]]], bool]:
-    """The distinct names from `start` on (all of them without one), each with the ids of
-    its rows, in the database's ORDER BY name (descending: reversed); at most NAME_ROWS rows
-    are read. Also: whether those are all the names there are from `start` on (otherwise
-    the last, maybe incomplete, name is left out)."""
-    rows = model.objects.order_by("-name" if descending else "name", "id")
-    if start is not None:
-        rows = rows.filter(**{"name__lte" if descending else "name__gte": start})
-    fetched = list(rows.values_list("name", "id")[:NAME_ROWS])
-    groups: list[tuple[str, list[int]]] = []
-    for name, pk in fetched:
-        if groups and groups[-1][0] == name:
-            groups[-1][1].append(pk)
-        else:
-            groups.append((name, [pk]))
-    complete = len(fetched) < NAME_ROWS
-    return (groups if complete else groups[:-1]), complete
-
-
-def _walk_names(
-    queryset: QuerySet[Trial],
-    field: str,
-    descending: bool,
-    after: tuple[Any, int] | None,
-    limit: int,
-) -> list[Any] | None:
-    """The first `limit` rows of `queryset` in (name, id) order strictly after `after`,
-    read name by name; None when that would read more than MAX_NAMES_WALKED names (or more
-    names than one read of the named table gives), for the caller to sort in SQL instead."""
-    model, column = BY_NAME[field]
-    groups, complete = _name_groups(model, descending, after[0] if after else None)
-    if after is not None and (not groups or groups[0][0] != after[0]):
-        return None  # the cursor's name is gone
-    rows: list[Any] = []
-    for walked, (name, ids) in enumerate(groups):
-        if walked == MAX_NAMES_WALKED:
-            return None
-        trials = queryset.filter(**{f"{column}__in": ids})
-        if after is not None and name == after[0]:
-            trials = (
-                trials.filter(id__lt=after[1]) if descending else trials.filter(id__gt=after[1])
-            )
-        rows += trials.order_by("-id" if descending else "id")[: limit - len(rows)]
-        if len(rows) >= limit:
-            return rows
-    return rows if complete else None
-
-
-def _after(field: str, value: Any, pk: Any, descending: bool) -> Q:
-    """Rows strictly after (value, pk) in the order.
-
-    Written as `value >= v AND (value > v OR id > pk)` rather than a bare OR so that the
-    leading range condition can start an index scan on (field, id) at the cursor.
-    """
-    if field == "id":
-        return Q(id__lt=pk) if descending else Q(id__gt=pk)
-    op, strict, id_op = ("lte", "lt", "lt") if descending else ("gte", "gt", "gt")
-    return Q(**{f"{field}__{op}": value}) & (
-        Q(**{f"{field}__{strict}": value}) | Q(**{f"id__{id_op}": pk})
-    )
-
-
-def _after_row(field: str, value: Any, pk: int, descending: bool) -> Any:
-    """Rows strictly after (value, pk), as one row comparison: `(field, id) > (value, pk)`.
-
-    The database starts its (field, id) index scan exactly at the cursor, however many rows
-    share the cursor's value (a page deep in "reward, ascending" sits among thousands of
-    zeros, which `_after`'s form would read and discard).
-    """
-    if field == "id":
-        return Q(id__lt=pk) if descending else Q(id__gt=pk)
-    row, cursor = Row(F(field), F("id")), Row(Value(value), Value(pk))
-    return RowLessThan(row, cursor) if descending else RowGreaterThan(row, cursor)
-
-
-class Row(Func):
-    """A row value, `(a, b)`: what a keyset compares, in the order of its index."""
-
-    template = "(%(expressions)s)"
-
-
-class RowGreaterThan(Func):
-    """`(a, b) > (x, y)`, a row comparison in SQL (PostgreSQL; SQLite since 3.15). The
-    database starts a scan of the (a, b) index at (x, y); the equivalent OR of column
-    comparisons would not be planned as one index range."""
-
-    arg_joiner = " > "
-    template = "%(expressions)s"
-    output_field = BooleanField()
-
-
-class RowLessThan(RowGreaterThan):
-    """`(a, b) < (x, y)`: as `RowGreaterThan`, walking the index backwards."""
-
-    arg_joiner = " < "
-
-
-def _sort_value(trial: Trial | dict[str, Any], field: str) -> Any:
-    if isinstance(trial, dict):  # a row of .values(): keys are the field paths
-        return trial[field]
-    if field == "id":
-        return trial.pk
-    obj: Any = trial
-    for part in field.split("__"):
-        obj = getattr(obj, part)
-    return obj
