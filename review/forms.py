@@ -15,7 +15,7 @@ from django import forms
 from django.contrib.auth.models import User
 from django.http import QueryDict
 
-from review.filtering.fields import JobChoices
+from review.filtering.fields import JobChoices, JobSelect, rendered_key
 from review.filtering.form import TrialFilterForm
 from review.models import Annotation, SavedView
 from review.science import agreement
@@ -181,10 +181,12 @@ class CompareForm(forms.Form):
     a = forms.ModelChoiceField(
         queryset=Job.objects.only("id", "name").order_by("-id"),
         label="Run A",
+        widget=JobSelect,
     )
     b = forms.ModelChoiceField(
         queryset=Job.objects.only("id", "name").order_by("-id"),
         label="Run B",
+        widget=JobSelect,
     )
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -195,6 +197,10 @@ class CompareForm(forms.Form):
             self.fields[name].widget.choices = JobChoices(
                 empty_label="---------", chosen=partial(self._chosen, name)
             )
+
+    def pick_key(self) -> str | None:
+        """What the two <select>s' HTML depends on, as a cache key (`rendered_key`)."""
+        return rendered_key(self)
 
     def _chosen(self, name: str) -> Job | None:
         """The job the URL names in field `name`, once validated; None otherwise."""

@@ -16,6 +16,10 @@ process makes (a job saved, an ingest) reaches them all.
   Derived from rows: dropped when a Job is saved or deleted, and by the ingest writer when it
   creates jobs in bulk (no signal then); `JOB_CHOICES_TTL` bounds what a write outside both
   leaves stale (SQL, the demo seed's bulk path).
+- `template.cache.<fragment>.*`: page fragments kept by `{% cache %}` under what they show:
+  the explorer's rows (their values and links), agreement's report, a job's figures and
+  compare's job pickers, each under `fingerprint` of its data or the rows themselves, so a
+  change is another key and nothing needs dropping; kept 600 s.
 - `template.cache.explorer-sidebar.*`: the explorer's filter sidebar (`{% cache %}` in
   review/explorer.html), keyed by the filter's values and the job choices above
   (`TrialFilterForm.sidebar_key`): a new list of jobs is a new key, so it needs no dropping.
@@ -67,6 +71,12 @@ def forget_intervals() -> None:
 
 
 # --- the newest jobs -------------------------------------------------------------------------
+def fingerprint(*values: Any) -> str:
+    """What a page fragment shows, as a key for `{% cache %}`: a digest of the values' repr,
+    which for the dataclasses the figures are made of holds every field, nested."""
+    return hashlib.blake2b(repr(values).encode(), digest_size=16).hexdigest()
+
+
 JOB_CHOICES = "jobs:newest:v1"
 JOB_CHOICES_TTL = 60
 

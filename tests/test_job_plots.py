@@ -40,7 +40,7 @@ def _trials_at(url: str) -> list[float]:
 
 
 def test_reward_histogram_counts_each_bin_and_links_to_exactly_its_trials(job: Job) -> None:
-    chart = plots.job_plots(job, job_breakdown(job))["histogram"]
+    chart = plots.job_plots(job, job_breakdown(job), plots.reviewed_by_day(job))["histogram"]
     assert [bar.value for bar in chart.bars] == [2, 1, 0, 0, 0, 0, 0, 0, 0, 2]
     assert _trials_at(chart.bars[0].url) == [0.0, 0.05]
     assert _trials_at(chart.bars[1].url) == [0.1]
@@ -51,7 +51,7 @@ def test_reward_histogram_counts_each_bin_and_links_to_exactly_its_trials(job: J
 
 
 def test_gate_rates_are_shares_of_decided_trials(job: Job) -> None:
-    chart = plots.job_plots(job, job_breakdown(job))["gates"]
+    chart = plots.job_plots(job, job_breakdown(job), plots.reviewed_by_day(job))["gates"]
     by_label = {bar.label: bar for bar in chart.bars}
     # Judge: 1 PASS of 5 decided; verifier: 0.95 and 1.0 of 5 reach the 0.5 threshold.
     assert by_label["Judge verdict"].text == "20%"
@@ -61,13 +61,13 @@ def test_gate_rates_are_shares_of_decided_trials(job: Job) -> None:
 
 
 def test_failure_modes_are_ranked_and_link_to_their_trials(job: Job) -> None:
-    chart = plots.job_plots(job, job_breakdown(job))["failure_modes"]
+    chart = plots.job_plots(job, job_breakdown(job), plots.reviewed_by_day(job))["failure_modes"]
     assert [(bar.label, bar.value) for bar in chart.bars] == [("units", 3), ("crash", 1)]
     assert _trials_at(chart.bars[0].url) == [0.0, 0.05, 1.0]
 
 
 def test_cost_and_tokens_per_passing_trial(job: Job) -> None:
-    result = plots.job_plots(job, job_breakdown(job))
+    result = plots.job_plots(job, job_breakdown(job), plots.reviewed_by_day(job))
     cost = {bar.label: bar for bar in result["cost"].bars}
     # claude-code: 4 trials at $0.0123, one passes (1.0) → $0.0492 per pass; beta: 1 of 1.
     assert cost["claude-code · m-large"].text == "$0.0492"
@@ -84,7 +84,7 @@ def test_review_progress_counts_each_trial_once_on_its_first_day(job: Job) -> No
     add_annotation(trial_id=first.pk, reviewer=rita, judgment="pass")
     add_annotation(trial_id=first.pk, reviewer=sam, judgment="fail")
     add_annotation(trial_id=second.pk, reviewer=rita, judgment="pass")
-    chart = plots.job_plots(job, job_breakdown(job))["progress"]
+    chart = plots.job_plots(job, job_breakdown(job), plots.reviewed_by_day(job))["progress"]
     assert [bar.value for bar in chart.bars] == [2]
     assert chart.bars[0].text == "40%"
 
@@ -106,7 +106,7 @@ def test_each_review_progress_bar_links_to_the_trials_reviewed_by_its_day() -> N
     # Another job's trial reviewed on day 1 is not this job's.
     f.write(f.bundle(job="other", name="x", annotations=[f.annotation("rita", at=day1)]))
     job = Job.objects.get(name="run")
-    chart = plots.job_plots(job, job_breakdown(job))["progress"]
+    chart = plots.job_plots(job, job_breakdown(job), plots.reviewed_by_day(job))["progress"]
     assert [(bar.label, bar.value, bar.text) for bar in chart.bars] == [
         (day1.date().isoformat(), 1, "33%"),
         (day3.date().isoformat(), 2, "67%"),
@@ -151,15 +151,24 @@ def test_the_job_pages_figures_read_new_annotations(job: Job) -> None:
     from django.utils import timezone
 
     before = job_breakdown(job)
-    assert [bar.value for bar in plots.job_plots(job, before)["progress"].bars] == []
+    assert [
+        bar.value
+        for bar in plots.job_plots(job, before, plots.reviewed_by_day(job))["progress"].bars
+    ] == []
     first = Trial.objects.filter(job=job).order_by("id").first()
     assert first is not None
     add_annotation(trial_id=first.pk, reviewer=f.make_user("rita", "reviewer"), judgment="fail")
     after = job_breakdown(job)
     assert after != before
-    assert [bar.value for bar in plots.job_plots(job, after)["progress"].bars] == [1]
+    assert [
+        bar.value
+        for bar in plots.job_plots(job, after, plots.reviewed_by_day(job))["progress"].bars
+    ] == [1]
     # The days are the current time zone's: the trial is counted in any of them.
     with timezone.override("Asia/Tokyo"):
-        assert [bar.value for bar in plots.job_plots(job, after)["progress"].bars] == [1]
+        assert [
+            bar.value
+            for bar in plots.job_plots(job, after, plots.reviewed_by_day(job))["progress"].bars
+        ] == [1]
     # Another job's figures are its own.
     assert job_breakdown(Job.objects.get(name="other")) != after

@@ -426,8 +426,24 @@ def test_the_filter_selects_are_djangos_own() -> None:
     from review.filtering.form import TrialFilterForm
 
     form = TrialFilterForm({})
-    for name in ("job", "validity", "judge_verdict", "disagreement", "counted"):
+    for name in ("validity", "judge_verdict", "disagreement", "counted"):
         assert type(form.fields[name].widget) is forms.Select, name
+    # The job <select> is Django's, with a template of its own and nothing rendered in Python.
+    job = form.fields["job"].widget
+    assert isinstance(job, forms.Select)
+    assert type(job).render is forms.Select.render
+    assert type(job).get_context is forms.Select.get_context
+
+
+@pytest.mark.django_db
+def test_the_job_select_writes_what_djangos_select_writes() -> None:
+    from review.filtering.fields import JobSelect
+
+    choices = [("", "All jobs"), ("7", "nightly <7>"), ("3", 'a "quoted" & job')]
+    ours = JobSelect(attrs={"id": "id_job"}, choices=choices).render("job", "7")
+    djangos = forms.Select(attrs={"id": "id_job"}, choices=choices).render("job", "7")
+    assert " ".join(ours.split()) == " ".join(djangos.split())
+    assert '<option value="7" selected>nightly &lt;7&gt;</option>' in ours
 
 
 HOSTILE_QUERY = (

@@ -6,7 +6,6 @@ Trial queryset, orders it, and pages it (review.filtering.paging).
 
 from __future__ import annotations
 
-import hashlib
 from typing import Any, cast
 
 from django import forms
@@ -16,7 +15,6 @@ from django.db.models import Exists, F, OuterRef, Q, QuerySet, Subquery
 from django.db.models.expressions import RawSQL
 from django.http import QueryDict
 
-from review.choices import job_choices
 from review.filtering.fields import (
     JUDGED_NESTED,
     JobChoices,
@@ -25,6 +23,7 @@ from review.filtering.fields import (
     JudgedInputs,
     exact_or_none,
     parse_judged,
+    rendered_key,
     reviewed_by,
 )
 from review.filtering.paging import (
@@ -271,19 +270,8 @@ class TrialFilterForm(forms.Form):
 
     @property
     def sidebar_key(self) -> str | None:
-        """What the sidebar's HTML depends on, as a cache key: the values as given (the page's
-        cursor aside) and the job <select>'s options. None when a field has an error, whose
-        message may depend on the database (a job that does not exist yet)."""
-        if self.errors:
-            return None
-        getlist = getattr(self.data, "getlist", None)
-        given = [
-            (name, tuple(getlist(name) if getlist else [self.data[name]]))
-            for name in sorted(self.data)
-            if name != "after"
-        ]
-        digest = hashlib.blake2b(repr((given, job_choices())).encode(), digest_size=16)
-        return digest.hexdigest()
+        """What the sidebar's HTML depends on, as a cache key (the page's cursor aside)."""
+        return rendered_key(self, ignore=("after",))
 
     def canonical_query(self) -> QueryDict:
         """The filter and sort as a query string holds them: only the parameters in use."""

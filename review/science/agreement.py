@@ -41,6 +41,7 @@ from review.models import (
 )
 from rewards import agreement
 from rewards.agreement import Interval
+from rewards.cache import fingerprint
 from rewards.models import Trial
 
 GATE_LABELS = ("PASS", "FAIL")
@@ -203,6 +204,13 @@ class Report:
     judgments: int  # latest annotations under the filter
     defers: int
     reviewers: ReviewerAgreement
+
+    @cached_property
+    def fingerprint(self) -> str:
+        """Everything the page shows of the report, as a cache key for its HTML: every count,
+        label and link (each field, nested, in its repr); κ and its interval follow from the
+        counts."""
+        return fingerprint(self)
 
 
 # --- links ----------------------------------------------------------------------------------

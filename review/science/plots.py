@@ -271,9 +271,9 @@ def cost_per_pass(
     return cost, tokens
 
 
-def review_progress(job: Job, summary: Summary) -> Chart:
-    """Trials reviewed so far, day by day: a trial counts on the day of its first annotation
-    (kept per trial in `TrialReviewed`)."""
+def reviewed_by_day(job: Job) -> list[tuple[date, int]]:
+    """The job's trials first reviewed on each day, in the current time zone (kept per trial
+    in `TrialReviewed`): one query."""
     per_day = (
         TrialReviewed.objects.filter(job=job)
         .annotate(day=TruncDate("first_at"))  # in the current time zone
@@ -281,7 +281,12 @@ def review_progress(job: Job, summary: Summary) -> Chart:
         .annotate(n=Count("first_at"))
         .order_by("day")
     )
-    days: list[tuple[date, int]] = [(row["day"], row["n"]) for row in per_day]
+    return [(row["day"], row["n"]) for row in per_day]
+
+
+def review_progress(job: Job, summary: Summary, days: list[tuple[date, int]]) -> Chart:
+    """Trials reviewed so far, day by day (`reviewed_by_day`): a trial counts on the day of
+    its first annotation."""
     shown = days[-MAX_DAYS:]
     total = sum(n for _, n in days[: len(days) - len(shown)])
     items = []
@@ -298,8 +303,8 @@ def review_progress(job: Job, summary: Summary) -> Chart:
     )
 
 
-def job_plots(job: Job, breakdown: JobBreakdown) -> dict[str, Any]:
-    """Every plot of the job page, from its kept tallies: one query of their own."""
+def job_plots(job: Job, breakdown: JobBreakdown, days: list[tuple[date, int]]) -> dict[str, Any]:
+    """Every plot of the job page, from its kept tallies and its trials reviewed by day."""
     cost, tokens = cost_per_pass(job, breakdown.agent_totals)
     return {
         "histogram": reward_histogram(job, breakdown.totals),
@@ -307,5 +312,5 @@ def job_plots(job: Job, breakdown: JobBreakdown) -> dict[str, Any]:
         "failure_modes": failure_modes(job, breakdown.failure_modes),
         "cost": cost,
         "tokens": tokens,
-        "progress": review_progress(job, breakdown.summary),
+        "progress": review_progress(job, breakdown.summary, days),
     }

@@ -140,12 +140,21 @@ BREAKDOWN_COLUMNS = (
 )
 
 
-def job_breakdown(job: Job) -> JobBreakdown:
-    """One query: the job's kept tally rows (a few dozen, whatever its trials), added up by
-    task, by agent and model and by failure mode."""
-    rows = list(
+def job_tally_rows(job: Job) -> list[tuple[Any, ...]]:
+    """The job's kept tally rows (a few dozen, whatever its trials): one query."""
+    return list(
         JobTally.objects.filter(job=job, trials__gt=0).order_by().values_list(*BREAKDOWN_COLUMNS)
     )
+
+
+def job_breakdown(job: Job) -> JobBreakdown:
+    """The job's kept tally rows added up by task, by agent and model and by failure mode."""
+    return breakdown_of(job_tally_rows(job))
+
+
+def breakdown_of(rows: list[tuple[Any, ...]]) -> JobBreakdown:
+    """A job's tally rows (`job_tally_rows`) added up by task, by agent and model and by
+    failure mode."""
     totals = _summed([row[5:] for row in rows])
     tasks = _grouped([((row[1], row[0]), row[5:]) for row in rows])
     agents = _grouped([((row[2], row[3]), row[5:]) for row in rows])

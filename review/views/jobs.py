@@ -9,9 +9,10 @@ from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_GET
 
 from review.http import HttpRequest
+from review.pages.job_figures import JobFigures
 from review.roles import browse_required
 from review.science import plots
-from review.science.stats import job_breakdown, jobs_page
+from review.science.stats import job_tally_rows, jobs_page
 from rewards.models import Job
 
 
@@ -40,16 +41,9 @@ def job_list(request: HttpRequest) -> HttpResponse:
 @login_required
 @browse_required
 def job_detail(request: HttpRequest, pk: int) -> HttpResponse:
-    job = get_object_or_404(Job.objects.defer("config"), pk=pk)
-    breakdown = job_breakdown(job)
-    return render(
-        request,
-        "review/job_detail.html",
-        {
-            "job": job,
-            "summary": breakdown.summary,
-            "by_task": breakdown.by_task,
-            "by_agent": breakdown.by_agent,
-            "charts": list(plots.job_plots(job, breakdown).values()),
-        },
-    )
+    # What the page shows of the job: its config and stats (often large JSON) stay behind.
+    job = get_object_or_404(Job.objects.only("id", "name", "started_at", "imported_at"), pk=pk)
+    # The figures' HTML is kept under the rows they come from (JobFigures.key): a kept
+    # page reads its two queries' rows and computes nothing else.
+    figures = JobFigures(job, job_tally_rows(job), plots.reviewed_by_day(job))
+    return render(request, "review/job_detail.html", {"job": job, "figures": figures})

@@ -1,0 +1,49 @@
+"""Page fragments kept in the cache ({% cache %} under what they show) never show old data.
+
+The explorer's rows, agreement's report and a job's figures are kept under a digest of the
+values they render; a page viewed again after its data changed renders the change.
+"""
+
+from __future__ import annotations
+
+import pytest
+from django.test import Client
+
+from review.models import add_annotation
+from rewards.models import Trial
+from tests import review_factories as f
+
+pytestmark = pytest.mark.django_db
+
+
+def test_the_explorer_shows_a_changed_row_after_its_html_was_kept(client: Client) -> None:
+    trial = f.make_trial(name="t-1", judges=[f.judge("PASS")])
+    f.login(client, "ana", "analyst")
+    assert "claude-code" in client.get("/").content.decode()
+    assert "claude-code" in client.get("/").content.decode()  # the rows' HTML kept
+    Trial.objects.filter(pk=trial.pk).update(agent_name="other-agent")
+    again = client.get("/").content.decode()
+    assert "other-agent" in again
+    assert "claude-code" not in again
+
+
+def test_the_agreement_page_counts_an_annotation_made_after_it_was_kept(client: Client) -> None:
+    trial = f.make_trial(name="t-1", judges=[f.judge("PASS")])
+    rita = f.make_user("rita", "reviewer")
+    f.login(client, "ana", "analyst")
+    assert (
+        'Judgments counted</div><div class="stat-value">0<'
+        in client.get("/agreement/").content.decode()
+    )
+    add_annotation(trial_id=trial.pk, reviewer=rita, judgment="pass")
+    page = client.get("/agreement/").content.decode()
+    assert 'Judgments counted</div><div class="stat-value">1<' in page
+
+
+def test_the_job_page_shows_a_trial_added_after_it_was_kept(client: Client) -> None:
+    trial = f.make_trial(name="t-1", job="nightly-42")
+    f.login(client, "ana", "analyst")
+    url = f"/jobs/{trial.job_id}/"
+    assert 'Trials</div><div class="stat-value">1<' in client.get(url).content.decode()
+    f.make_trial(name="t-2", job="nightly-42")
+    assert 'Trials</div><div class="stat-value">2<' in client.get(url).content.decode()
