@@ -47,3 +47,26 @@ def test_the_job_page_shows_a_trial_added_after_it_was_kept(client: Client) -> N
     assert 'Trials</div><div class="stat-value">1<' in client.get(url).content.decode()
     f.make_trial(name="t-2", job="nightly-42")
     assert 'Trials</div><div class="stat-value">2<' in client.get(url).content.decode()
+
+
+def test_a_kept_agreement_report_asks_for_no_interval(
+    client: Client, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from rewards import agreement
+
+    trial = f.make_trial(name="t-1", judges=[f.judge("PASS")])
+    add_annotation(trial_id=trial.pk, reviewer=f.make_user("rita", "reviewer"), judgment="pass")
+    f.login(client, "ana", "analyst")
+    calls: list[int] = []
+    computed = agreement.kappa_intervals
+
+    def counting(tables: list[tuple[list[list[int]], int]]) -> list[agreement.Interval | None]:
+        calls.append(len(tables))
+        return computed(tables)
+
+    monkeypatch.setattr(agreement, "kappa_intervals", counting)
+    first = client.get("/agreement/")
+    assert first.status_code == 200
+    assert len(calls) == 1  # every matrix's interval together
+    client.get("/agreement/")
+    assert len(calls) == 1  # the report's HTML kept: no interval asked for

@@ -107,6 +107,27 @@ class Cell:
     url: str
 
 
+class Intervals:
+    """The κ intervals of a page's matrices, computed together the first time the page asks
+    for one (those the cache lacks in one array computation, not one per matrix): a page
+    whose HTML is kept asks for none."""
+
+    def __init__(self) -> None:
+        self.matrices: list[Matrix] = []
+        self.loaded = False
+
+    def load(self) -> None:
+        if self.loaded:
+            return
+        self.loaded = True
+        pending = [(m.counts, m.replicates) for m in self.matrices]
+        for matrix, interval in zip(self.matrices, agreement.kappa_intervals(pending), strict=True):
+            matrix.interval_of_batch = interval
+
+
+_NOT_YET = object()
+
+
 @dataclass
 class Matrix:
     """A 2x2 confusion matrix: rows the automated outcome, columns the human judgment."""
@@ -114,6 +135,9 @@ class Matrix:
     counts: list[list[int]]
     urls: list[list[str]]
     replicates: int = agreement.REPLICATES
+    # The intervals computed with the page's other matrices (`Intervals`), if it has any.
+    batch: Intervals | None = field(default=None, repr=False, compare=False)
+    interval_of_batch: Any = field(default=_NOT_YET, repr=False, compare=False)
 
     @cached_property
     def n(self) -> int:
@@ -141,6 +165,11 @@ class Matrix:
 
     @cached_property
     def interval(self) -> Interval | None:
+        if self.batch is not None:
+            self.batch.load()
+        if self.interval_of_batch is not _NOT_YET:
+            batched: Interval | None = self.interval_of_batch
+            return batched
         return agreement.kappa_interval(self.counts, replicates=self.replicates)
 
     def as_dict(self) -> dict[str, Any]:
@@ -368,15 +397,14 @@ def report(form: TrialFilterForm, dimension_key: str = DEFAULT_DIMENSION) -> Rep
             )
         )
     reviewers = reviewer_agreement(form, links)
-    # Every matrix's κ interval, those the cache lacks computed together (one array
-    # computation, not one per matrix), handed to each matrix.
-    matrices = [
+    # Every matrix's κ interval is computed with the others, when the page first asks.
+    batch = Intervals()
+    batch.matrices = [
         *(m for result in results for m in (result.overall, *(g.matrix for g in result.groups))),
         *(pair.matrix for pair in reviewers.pairs),
     ]
-    intervals = agreement.kappa_intervals([(m.counts, m.replicates) for m in matrices])
-    for matrix, interval in zip(matrices, intervals, strict=True):
-        matrix.interval = interval
+    for matrix in batch.matrices:
+        matrix.batch = batch
     return Report(
         comparisons=results,
         dimension=dimension,
