@@ -21,11 +21,12 @@ import re
 import uuid
 from collections.abc import Mapping
 from datetime import datetime
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import (
     BaseModel,
     ConfigDict,
+    Field,
     ValidationError,
 )
 
@@ -36,13 +37,14 @@ from rewards.ingest.files import (
     Problem,
     artifact_digest,
     lenient_text,
-    loads_json,
 )
 from rewards.ingest.parts import TrialFiles, validate_parts
+from rewards.ingest.storable import loads_storable
 from rewards.schemas import (
     IngestProblem,
     JobRecord,
     ResultRecord,
+    ShortStr,
     TaskRecord,
     TrialBundle,
     TrialRecord,
@@ -117,10 +119,12 @@ class HarborTrialResult(_Lenient):
     """Harbor's `TrialResult` (result.json of a trial folder)."""
 
     id: str | None = None
-    task_name: str | None = None
-    trial_name: str | None = None
-    source: str | None = None
-    task_checksum: str | None = None
+    # As long as the columns they fill: a longer or mistyped value is dropped as a problem
+    # (kept raw) and the trial stored without it (its name then is its folder's).
+    task_name: ShortStr | None = None
+    trial_name: ShortStr | None = None
+    source: ShortStr | None = None
+    task_checksum: Annotated[str, Field(max_length=128)] | None = None
     task_id: dict[str, Any] | None = None
     config: dict[str, Any] | None = None
     agent_info: AgentInfo | None = None
@@ -249,12 +253,18 @@ def _lengths(value: Any) -> Any:
 
 
 def _read_json_or_report(folder: Folder, name: str, problems: list[Problem]) -> Any:
+    where = folder.root.display(folder.rel_to(name))
     try:
         raw = folder.read(name)
-        return None if raw is None else loads_json(raw, folder.root.limits.max_depth)
+        if raw is None:
+            return None
+        value, mended = loads_storable(raw, folder.root.limits.max_depth, name)
     except ArtifactError as exc:
-        problems.append(Problem("unreadable", folder.root.display(folder.rel_to(name)), str(exc)))
+        problems.append(Problem("unreadable", where, str(exc)))
         return None
+    for spot in mended:
+        problems.append(Problem("unreadable", where, f"{spot.field}: {spot.message}"))
+    return value
 
 
 # --- the trial --------------------------------------------------------------------------------
@@ -613,9 +623,10 @@ def _read_result(
         )
         return Problem("unreadable", folder.display, reason)
     data = result_data if result_raw is not None else None
+    mended: list[IngestProblem] = []
     if data is None:
         try:
-            data = loads_json(raw, folder.root.limits.max_depth)
+            data, mended = loads_storable(raw, folder.root.limits.max_depth, "result.json")
         except ArtifactError as exc:
             return Problem("unreadable", where, str(exc))
     if not is_trial_result(data):
@@ -623,7 +634,7 @@ def _read_result(
             "unreadable", where, "not a Harbor trial result (no trial_name or task_name)"
         )
     result, dropped = validate_parts(HarborTrialResult, data, "result.json", leaf=True)
-    return raw, result, dropped
+    return raw, result, [*mended, *dropped]
 
 
 class _Step:
