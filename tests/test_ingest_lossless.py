@@ -267,6 +267,25 @@ def test_an_over_long_or_mistyped_harbor_field_is_a_problem_not_a_lost_trial(
     assert problem["raw"] == (value if isinstance(value, str) else str(value))
 
 
+@pytest.mark.parametrize("field", ["name", "source"])
+def test_an_over_long_task_name_or_source_in_the_config_is_a_problem(
+    tmp_path: Path, harbor_files: Path, field: str
+) -> None:
+    data = harbor_result(harbor_files, task_name=None, source=None, task_id=None)
+    data["config"] = {"task": {field: "x" * 300, "path": "tasks/voltage-drop"}}
+    job = harbor(tmp_path, harbor_files, result=json.dumps(data).encode())
+
+    ran = ingest(job)
+
+    assert ran.summary().startswith("Summary: ingested 1,"), ran.out
+    task = Trial.objects.get().task
+    # The name falls back to the task's path; the source is left empty.
+    assert (task.name, task.source) == ("voltage-drop", "")
+    assert [(p["file"], p["field"], p["raw"]) for p in problems()] == [
+        ("result.json", f"task.{field}", "x" * 300)
+    ]
+
+
 @pytest.mark.parametrize("encoding", ["utf-16", "utf-8-sig", "utf-32", "utf-16-be"])
 def test_a_harbor_result_json_in_another_unicode_encoding_is_decoded(
     tmp_path: Path, harbor_files: Path, encoding: str

@@ -38,7 +38,7 @@ from rewards.ingest.files import (
     artifact_digest,
     lenient_text,
 )
-from rewards.ingest.parts import TrialFiles, validate_parts
+from rewards.ingest.parts import TrialFiles, raw_text, validate_parts
 from rewards.ingest.storable import loads_storable
 from rewards.schemas import (
     IngestProblem,
@@ -501,19 +501,32 @@ def _final_response(trajectory: Any) -> str:
     return ""
 
 
-def _task_name(result: HarborTrialResult, folder: Folder) -> str:
+def _task_name(result: HarborTrialResult, folder: Folder, got: TrialFiles, config: str) -> str:
     if result.task_name:
         return result.task_name
     task = (result.config or {}).get("task")
-    for candidate in (
-        task.get("name") if isinstance(task, dict) else None,
-        (result.task_id or {}).get("path"),
-        task.get("path") if isinstance(task, dict) else None,
+    for field, candidate in (
+        ("task.name", task.get("name") if isinstance(task, dict) else None),
+        ("task_id.path", (result.task_id or {}).get("path")),
+        ("task.path", task.get("path") if isinstance(task, dict) else None),
     ):
         if isinstance(candidate, str) and candidate.strip("/"):
-            return candidate.rstrip("/").rsplit("/", 1)[-1]
+            name = candidate.rstrip("/").rsplit("/", 1)[-1]
+            file = "result.json" if field == "task_id.path" else config
+            if _fits(name, got, file, field):
+                return name
     # Harbor names a trial "<task>__<suffix>".
     return (result.trial_name or folder.name).rsplit("__", 1)[0]
+
+
+def _fits(value: str, got: TrialFiles, file: str, field: str) -> bool:
+    """Does a value taken from the config fit its column? One that does not is a problem,
+    kept raw, and the trial is stored without it."""
+    if len(value) <= SHORT:
+        return True
+    message = f"longer than {SHORT} characters: ignored"
+    got.problem(file, message, field=field, raw=raw_text(value))
+    return False
 
 
 def _uid(result: HarborTrialResult, job: str, trial: str) -> uuid.UUID:
@@ -541,6 +554,8 @@ def read_trial(
     got.problems.extend(dropped)
     got.defining.append(("result.json", raw))
     trial_name = result.trial_name or folder.name
+    # Where the trial's config was read from: embedded in result.json, else config.json.
+    config_file = "result.json" if result.config is not None else "config.json"
     if result.config is None and folder.has("config.json"):
         config = got.json(folder, "config.json", got.read(folder, "config.json"))
         result.config = config if isinstance(config, dict) else None
@@ -560,8 +575,8 @@ def read_trial(
         return TrialBundle(
             job=job,
             task=TaskRecord(
-                name=_task_name(result, folder),
-                source=result.source or _config_task_source(result),
+                name=_task_name(result, folder, got, config_file),
+                source=result.source or _config_task_source(result, got, config_file),
                 checksum=result.task_checksum or "",
             ),
             trial=TrialRecord(
@@ -716,7 +731,9 @@ def _verifier_stdout(verifier: _VerifierFiles, steps: list[_Step]) -> str:
     )
 
 
-def _config_task_source(result: HarborTrialResult) -> str:
+def _config_task_source(result: HarborTrialResult, got: TrialFiles, config: str) -> str:
     task = (result.config or {}).get("task")
     source = task.get("source") if isinstance(task, Mapping) else None
-    return source if isinstance(source, str) else ""
+    if not isinstance(source, str) or not _fits(source, got, config, "task.source"):
+        return ""
+    return source
