@@ -57,8 +57,9 @@ def _float(text: str) -> float | _Unstorable:
 
 
 def _int(text: str) -> int | _Unstorable:
-    # Python reads integers of any length (up to its digit limit): one beyond a double's
-    # range is stored exactly by no JSON column, and by no reader of the JSON API.
+    # Python reads integers of any length (up to its digit limit); one beyond a double's
+    # range is what no reader of our JSON (a browser, a spreadsheet, `float()` in the
+    # trial page) can take, so it is treated as an overflowing float is.
     if len(text) < 300:
         return int(text)
     try:
