@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from rewards.ingest.copytext import json_text
 from rewards.models import Trial
 from tests.ingest_helpers import SINGLE, ingest, write_files, write_json
 from tests.test_ingest_bundles import sample_bundles, write_lines
@@ -322,3 +323,10 @@ def test_a_lone_surrogate_in_a_bundle_line_is_kept_escaped(
         "bundle line 1",
         "trial.final_response",
     )
+
+
+def test_a_json_column_never_spells_out_what_the_database_refuses() -> None:
+    # orjson refuses the big integer, so the standard library writes the column: -Infinity
+    # is null there too (as orjson writes it), and a lone surrogate is escaped text.
+    value = {"big": 2**70, "x": float("-inf"), "s": "x\ud800y"}
+    assert json.loads(json_text(value)) == {"big": 2**70, "x": None, "s": KEPT}
