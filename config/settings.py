@@ -5,6 +5,7 @@ The defaults are for local use (`make run`): an embedded SQLite file under var/.
 """
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -16,8 +17,8 @@ from django.utils.csp import CSP
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 
-def env_bool(name: str, default: bool) -> bool:
-    value = os.environ.get(name)
+def env_bool(name: str, default: bool, environ: Mapping[str, str] = os.environ) -> bool:
+    value = environ.get(name)
     if value is None or value == "":
         return default
     return value.strip().lower() in {"1", "true", "yes", "on"}
@@ -86,39 +87,60 @@ TEMPLATES = [
     },
 ]
 
+
 # --- Database -------------------------------------------------------------------------
-# DATABASE_URL selects PostgreSQL (psycopg 3 with its connection pool); without it an
-# embedded SQLite file under var/ keeps local set-up to zero steps.
-DATABASE_URL = os.environ.get("DATABASE_URL", "")
-if DATABASE_URL:
-    default_db = dj_database_url.parse(DATABASE_URL, conn_max_age=0)
-    if default_db["ENGINE"] == "django.db.backends.postgresql" and env_bool("DATABASE_POOL", True):
-        default_db.setdefault("OPTIONS", {})["pool"] = {
-            "min_size": int(os.environ.get("DATABASE_POOL_MIN", "1")),
-            "max_size": int(os.environ.get("DATABASE_POOL_MAX", "10")),
-        }
-    if default_db["ENGINE"] == "django.db.backends.postgresql" and env_bool(
-        "DATABASE_PREPARE", True
-    ):
-        # Parameters bound by the server, and a query run a second time on a connection
-        # prepared there: its plan is kept, which is most of a small query's time (a page's
-        # row query: 0.8 ms planned each time, 0.27 ms prepared). Django leaves both off for
-        # transaction-pooling proxies (PgBouncer); set DATABASE_PREPARE=0 behind one.
-        default_db.setdefault("OPTIONS", {}).update(server_side_binding=True, prepare_threshold=2)
-else:
-    (BASE_DIR / "var").mkdir(exist_ok=True)
-    default_db = {
+# DATABASE_URL selects the database: PostgreSQL (psycopg 3 with its connection pool), or a
+# SQLite file (`sqlite:///…`, the same as SQLITE_PATH); without it an embedded SQLite file
+# under var/ keeps local set-up to zero steps.
+def sqlite_database(name: str) -> dict[str, Any]:
+    """SQLite as Trialdesk runs it, whether chosen by SQLITE_PATH or by
+    DATABASE_URL=sqlite:///…: one set of options, so neither way loses writes to
+    "database is locked" under concurrent reviewers."""
+    return {
         "ENGINE": "django.db.backends.sqlite3",
-        "NAME": os.environ.get("SQLITE_PATH", str(BASE_DIR / "var" / "trialdesk.sqlite3")),
+        "NAME": name,
         "OPTIONS": {
             # WAL lets readers (the explorer) proceed while an ingest writes; IMMEDIATE takes
-            # the write lock up front so concurrent writers queue instead of failing.
+            # the write lock up front so concurrent writers queue instead of failing, for up
+            # to `timeout` seconds (a deferred transaction that later needs the lock fails at
+            # once, whatever the timeout, when another writer holds it).
             "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
             "transaction_mode": "IMMEDIATE",
             "timeout": 20,
         },
     }
-DATABASES = {"default": default_db}
+
+
+def database_from_environment(environ: Mapping[str, str]) -> dict[str, Any]:
+    """The default database as the environment chooses it (DATABASE_URL, else SQLITE_PATH)."""
+    url = environ.get("DATABASE_URL", "")
+    if not url:
+        default_path = BASE_DIR / "var" / "trialdesk.sqlite3"
+        path = environ.get("SQLITE_PATH", "")
+        if not path:
+            default_path.parent.mkdir(exist_ok=True)
+        return sqlite_database(path or str(default_path))
+    parsed = dj_database_url.parse(url, conn_max_age=0)
+    if parsed["ENGINE"] == "django.db.backends.sqlite3":
+        return sqlite_database(str(parsed["NAME"]))
+    if parsed["ENGINE"] == "django.db.backends.postgresql":
+        options = parsed.setdefault("OPTIONS", {})
+        if env_bool("DATABASE_POOL", True, environ):
+            options["pool"] = {
+                "min_size": int(environ.get("DATABASE_POOL_MIN", "1")),
+                "max_size": int(environ.get("DATABASE_POOL_MAX", "10")),
+            }
+        if env_bool("DATABASE_PREPARE", True, environ):
+            # Parameters bound by the server, and a query run a second time on a connection
+            # prepared there: its plan is kept, which is most of a small query's time (a
+            # page's row query: 0.8 ms planned each time, 0.27 ms prepared). Django leaves
+            # both off for transaction-pooling proxies (PgBouncer); set DATABASE_PREPARE=0
+            # behind one.
+            options.update(server_side_binding=True, prepare_threshold=2)
+    return dict(parsed)
+
+
+DATABASES = {"default": database_from_environment(os.environ)}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # --- Background work ------------------------------------------------------------------

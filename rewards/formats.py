@@ -11,7 +11,8 @@ import io
 import json
 import re
 import tomllib
-from typing import Any
+from collections.abc import Callable
+from typing import Any, Final
 
 import orjson
 import yaml
@@ -52,10 +53,19 @@ def too_deep(text: str, max_depth: int) -> bool:
 
 
 def decode_text(raw: bytes) -> str:
+    """JSON text: UTF-8 (a BOM allowed); failing that, UTF-16 or UTF-32 as RFC 8259's
+    detection tells them apart (Windows tools write UTF-16 with a BOM). The other
+    encodings are tried only when UTF-8 fails, so a UTF-8 file costs nothing more."""
     try:
         return raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise ArtifactError("not UTF-8 text") from exc
+        encoding = json.detect_encoding(raw)
+        if encoding.startswith("utf-8"):
+            raise ArtifactError("not UTF-8 text") from exc
+        try:
+            return raw.decode(encoding)
+        except UnicodeDecodeError:
+            raise ArtifactError(f"not UTF-8 text, nor {encoding.upper()}") from exc
 
 
 # A run of 20 digits may be an integer too large for 64 bits, which orjson would read as a
@@ -74,6 +84,25 @@ def loads_bounded(raw: bytes | str, max_depth: int = DEFAULT_MAX_DEPTH) -> Any:
     library, so every document reads exactly as `json.loads` reads it and every error gets
     the same message.
     """
+    value = loads_fast(raw, max_depth)
+    return _loads_stdlib(raw, max_depth) if value is NOT_FAST else value
+
+
+class _NotFast:
+    """What `loads_fast` gives for a document orjson did not read."""
+
+
+NOT_FAST: Final = _NotFast()
+
+
+def loads_fast(raw: bytes | str, max_depth: int = DEFAULT_MAX_DEPTH) -> Any:
+    """The document as orjson reads it, or NOT_FAST when orjson refuses it.
+
+    orjson reads only what every database stores as it is: finite doubles, integers of 64
+    bits at most (longer digit runs are not even tried), valid UTF-8 without lone
+    surrogates, no NaN or Infinity. So a document it reads needs no further care; one it
+    refuses is read again by a careful reader (`loads_careful`, `loads_bounded`).
+    """
     if isinstance(raw, bytes):
         data = raw.removeprefix(_BOM)
         if _LONG_DIGIT_RUN not in data.translate(_DIGITS_AS_ONES):
@@ -85,7 +114,26 @@ def loads_bounded(raw: bytes | str, max_depth: int = DEFAULT_MAX_DEPTH) -> Any:
                 if nested_deeper(value, max_depth, data.count(b"[") + data.count(b"{")):
                     raise ArtifactError(f"JSON nested deeper than {max_depth} levels")
                 return value
-    return _loads_stdlib(raw, max_depth)
+    return NOT_FAST
+
+
+def loads_careful(
+    raw: bytes | str,
+    max_depth: int,
+    *,
+    parse_constant: Callable[[str], Any],
+    parse_float: Callable[[str], Any],
+    parse_int: Callable[[str], Any],
+) -> Any:
+    """The standard library's reading, with the depth bound and `json.loads`' hooks for
+    the numbers (and the NaN / Infinity constants) a caller wants to look at."""
+    return _loads_stdlib(
+        raw,
+        max_depth,
+        parse_constant=parse_constant,
+        parse_float=parse_float,
+        parse_int=parse_int,
+    )
 
 
 def nested_deeper(value: Any, max_depth: int, containers: int | None = None) -> bool:
@@ -112,12 +160,24 @@ def nested_deeper(value: Any, max_depth: int, containers: int | None = None) -> 
 _CONTAINERS = (dict, list)
 
 
-def _loads_stdlib(raw: bytes | str, max_depth: int) -> Any:
+def _loads_stdlib(
+    raw: bytes | str,
+    max_depth: int,
+    *,
+    parse_constant: Callable[[str], Any] | None = None,
+    parse_float: Callable[[str], Any] | None = None,
+    parse_int: Callable[[str], Any] | None = None,
+) -> Any:
     text = decode_text(raw) if isinstance(raw, bytes) else raw
     if too_deep(text, max_depth):
         raise ArtifactError(f"JSON nested deeper than {max_depth} levels")
     try:
-        return json.loads(text, parse_constant=_reject_constant)
+        return json.loads(
+            text,
+            parse_constant=parse_constant or _reject_constant,
+            parse_float=parse_float,
+            parse_int=parse_int,
+        )
     except RecursionError as exc:
         raise ArtifactError("JSON nested too deeply") from exc
     except ValueError as exc:

@@ -332,7 +332,8 @@ def test_deep_harbor_result_json_is_a_named_unreadable_line(tmp_path: Path) -> N
 def test_non_utf8_files_are_recorded_errors(tmp_path: Path) -> None:
     contract_trial(
         tmp_path / "runs",
-        **{"logs/verifier/reward.json": b"\xff\xfe{}", "workspace.diff": b"+\xff binary\n"},
+        # Not UTF-8, and no other Unicode encoding either (b"\xff\xfe" would be UTF-16's BOM).
+        **{"logs/verifier/reward.json": b"{\xff\xfe}", "workspace.diff": b"+\xff binary\n"},
     )
 
     assert ingest(tmp_path / "runs").error == ""

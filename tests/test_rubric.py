@@ -279,7 +279,7 @@ def test_command_reports_a_directory(tmp_path: Path) -> None:
 
 def test_command_reports_non_utf8(tmp_path: Path) -> None:
     path = tmp_path / "details.json"
-    path.write_bytes(b"\xff\xfe{}")
+    path.write_bytes(b"{\xff\xfe}")  # not UTF-8, nor UTF-16 (b"\xff\xfe" would be its BOM)
     with pytest.raises(CommandError, match="not UTF-8"):
         run(str(path))
 

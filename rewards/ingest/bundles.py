@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from pydantic import ValidationError
 
 from rewards.ingest.files import ArtifactError, Limits, Problem, decode_text, too_deep
+from rewards.ingest.storable import line_may_hold_non_finite, loads_line, may_hold_surrogates
 from rewards.schemas import TrialBundle, describe_validation_error
 
 # A bundle carries its trial's artifacts (each up to the artifact limit) and a few levels of
@@ -28,13 +29,51 @@ class BundleFileError(OSError):
     """The file as a whole cannot be read (missing, not a regular file, no permission)."""
 
 
-def parse_line(line: bytes | str, limits: Limits) -> TrialBundle:
-    """One line as a bundle; raises ArtifactError or ValidationError saying why not."""
+def parse_line(line: bytes | str, limits: Limits, *, where: str = "bundle") -> TrialBundle:
+    """One line as a bundle; raises ArtifactError or ValidationError saying why not.
+
+    pydantic reads the line, except one that may hold what no column can store (NaN,
+    Infinity, a number beyond a double, which pydantic reads without complaint; a lone
+    surrogate, which it refuses): that one is read carefully (`storable`), mended, and the
+    bundle carries each mended spot as an ingestion problem named by `where`.
+    """
+    raw = line if isinstance(line, bytes) else line.encode("utf-8", "surrogatepass")
     text = decode_text(line) if isinstance(line, bytes) else line
     max_depth = limits.max_depth + ENVELOPE_DEPTH
     if too_deep(text, max_depth):
         raise ArtifactError(f"JSON nested deeper than {max_depth} levels")
-    return TrialBundle.model_validate_json(text, strict=True)
+    if line_may_hold_non_finite(raw):
+        return _parse_mended(text, max_depth, where)
+    try:
+        return TrialBundle.model_validate_json(text, strict=True)
+    except ValidationError as exc:
+        # pydantic refuses a lone surrogate as invalid JSON: read carefully, it is kept
+        # escaped; a line that is not JSON at all keeps pydantic's message.
+        if not (may_hold_surrogates(text) and _json_invalid(exc)):
+            raise
+        try:
+            return _parse_mended(text, max_depth, where)
+        except ArtifactError:
+            raise exc from None
+
+
+def _json_invalid(exc: ValidationError) -> bool:
+    return any(error["type"] == "json_invalid" for error in exc.errors())
+
+
+def _parse_mended(text: str, max_depth: int, where: str) -> TrialBundle:
+    data, mended = loads_line(text, max_depth, where)
+    # Strict validation is of JSON text, as for any line (a datetime is a string there).
+    bundle = TrialBundle.model_validate_json(json.dumps(data), strict=True)
+    if not mended:
+        return bundle
+    trial = bundle.trial
+    # An exported bundle already lists what was mended when it was first read.
+    new = [problem for problem in mended if problem not in trial.ingest_problems]
+    if not new:
+        return bundle
+    record = trial.model_copy(update={"ingest_problems": [*trial.ingest_problems, *new]})
+    return bundle.model_copy(update={"trial": record})
 
 
 def _name_of(text: bytes) -> str:
@@ -53,6 +92,15 @@ def read_bundle_file(
     path: str, *, limits: Limits | None = None, display: str = ""
 ) -> Iterator[TrialBundle | Problem]:
     """Every line of a bundle file: a bundle, or an `invalid` problem naming the line."""
+    for _, read in read_bundle_lines(path, limits=limits, display=display):
+        yield read
+
+
+def read_bundle_lines(
+    path: str, *, limits: Limits | None = None, display: str = ""
+) -> Iterator[tuple[str, TrialBundle | Problem]]:
+    """`read_bundle_file`, each read with where it was (`FILE line N`), so a trial the
+    database refuses later is still named by its line."""
     limits = limits or Limits.from_settings()
     display = display or path
     max_line = limits.max_bytes * LINE_FACTOR
@@ -70,7 +118,8 @@ def read_bundle_file(
             try:
                 line = handle.readline(max_line + 1)
             except OSError as exc:
-                yield Problem("unreadable", display, f"read failed after line {number}: {exc}")
+                failed = f"read failed after line {number}: {exc}"
+                yield display, Problem("unreadable", display, failed)
                 return
             if not line:
                 return
@@ -80,22 +129,28 @@ def read_bundle_file(
                 # Skip the rest of the over-long line without holding it.
                 while (rest := handle.readline(1 << 20)) and not rest.endswith(b"\n"):
                     pass
-                yield Problem("invalid", where, f"longer than the {max_line}-byte line limit")
+                yield (
+                    where,
+                    Problem("invalid", where, f"longer than the {max_line}-byte line limit"),
+                )
                 continue
             line = line.strip()
             if not line:
                 continue
             try:
-                bundle = parse_line(line, limits)
+                bundle = parse_line(line, limits, where=f"bundle line {number}")
             except ArtifactError as exc:
-                yield Problem("invalid", where, str(exc))
+                yield where, Problem("invalid", where, str(exc))
                 continue
             except ValidationError as exc:
                 name = _name_of(line)
-                yield Problem(
-                    "invalid",
-                    f"{name} ({where})" if name else where,
-                    describe_validation_error(exc),
+                yield (
+                    where,
+                    Problem(
+                        "invalid",
+                        f"{name} ({where})" if name else where,
+                        describe_validation_error(exc),
+                    ),
                 )
                 continue
-            yield bundle
+            yield where, bundle

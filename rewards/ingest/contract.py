@@ -43,10 +43,10 @@ from rewards.ingest.files import (
     artifact_digest,
     decode_text,
     lenient_text,
-    loads_json,
     too_deep,
 )
-from rewards.ingest.parts import TrialFiles, dotted, raw_text, reason, validate_parts
+from rewards.ingest.parts import TrialFiles, raw_text, reason, validate_parts
+from rewards.ingest.storable import dotted, loads_storable
 from rewards.schemas import (
     CommandOutput,
     DetailsFile,
@@ -147,10 +147,12 @@ def _document(files: TrialFiles, name: str, max_depth: int, *, defines_result: b
     if defines_result:
         files.defining.append((name, raw))
     try:
-        return loads_json(raw, max_depth)
+        value, mended = loads_storable(raw, max_depth, name)
     except ArtifactError as exc:
         files.problem(name, str(exc), raw=raw_text(lenient_text(raw)))
         return UNREAD
+    files.problems.extend(mended)
+    return value
 
 
 def read_trial(folder: Folder, *, default_job: str) -> TrialBundle | Problem:
@@ -316,10 +318,11 @@ def _read_details(files: TrialFiles, details_path: str, max_depth: int) -> Any:
     files.defining.append((details.name, details.data))
     files.raw[details.name] = lenient_text(details.data)
     try:
-        data = loads_json(details.data, max_depth)
+        data, mended = loads_storable(details.data, max_depth, details.name)
     except ArtifactError as exc:
         files.problem(details.name, str(exc))
         return None
+    files.problems.extend(mended)
     if not isinstance(data, dict):
         files.problem(details.name, "not a JSON object: kept raw only")
         return None

@@ -19,6 +19,8 @@ from uuid import UUID
 import orjson
 from django.db import connection, models
 
+from rewards.ingest.storable import mend
+
 # Set by the writer once the job, the task and the trial's id are known.
 _LINKS = {"id", "job_id", "task_id", "trial_id"}
 
@@ -30,11 +32,15 @@ def columns_of(model: type[models.Model]) -> list[models.Field[Any, Any]]:
 
 def json_text(value: Any) -> str:
     """A JSON column's text. orjson, or the standard library for what orjson refuses
-    (integers beyond 64 bits, lone surrogates), which escapes as Django's JSONField does."""
+    (integers beyond 64 bits, lone surrogates), which escapes as Django's JSONField does.
+
+    The readers have already mended what no column holds (`storable`); a value from
+    elsewhere is mended here too, as orjson would write it (NaN and Infinity as null), so
+    the standard library never spells out an `Infinity` the database refuses."""
     try:
         return orjson.dumps(value).decode()
     except TypeError:
-        return json.dumps(value)
+        return json.dumps(mend(value, "")[0])
 
 
 # Values the database driver takes as they are; any other goes through its field.

@@ -21,7 +21,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rewards.ingest import bundles, contract, harbor
-from rewards.ingest.files import ArtifactError, Folder, Limits, Problem, Root, loads_json
+from rewards.ingest.files import ArtifactError, Folder, Limits, Problem, Root
+from rewards.ingest.storable import loads_storable
 from rewards.schemas import JobRecord, TrialBundle
 
 # jobs folder / job folder / trial folder, plus one level of grouping above.
@@ -65,6 +66,12 @@ class _Result:
     raw: bytes | None = None
     data: Any = None
     error: str = ""
+    reparse: bool = False  # it needed mending: its reader parses it again, recording why
+
+    @property
+    def handed_on(self) -> Any:
+        """The data a reader is given (None: it parses the bytes itself)."""
+        return None if self.reparse else self.data
 
 
 @dataclass
@@ -104,7 +111,10 @@ class Discovery:
             raw = folder.read("result.json")
             if raw is None:
                 return None
-            return _Result(raw, loads_json(raw, self.limits.max_depth))
+            data, mended = loads_storable(raw, self.limits.max_depth, "result.json")
+            # A result.json that needed mending is parsed again by its reader, which
+            # records the spots: only such a rare file is read twice.
+            return _Result(raw, data, reparse=bool(mended))
         except ArtifactError as exc:
             return _Result(error=str(exc))
 
@@ -116,10 +126,10 @@ class Discovery:
         if result is not None and not result.error:
             if harbor.is_trial_result(result.data):
                 job = JobRecord(name=parent_name)
-                yield from self._once(HarborTrialItem(folder, job, result.raw, result.data))
+                yield from self._once(HarborTrialItem(folder, job, result.raw, result.handed_on))
                 return
             if harbor.is_job_result(result.data):
-                yield from self._harbor_job(folder, result.data)
+                yield from self._harbor_job(folder, result.handed_on)
                 return
             broken = True
             yield Problem(
@@ -178,7 +188,7 @@ class Discovery:
                 if job is None:
                     job, problems = harbor.read_job(folder, folder.name, read_result=False)
                     yield from problems
-                yield from self._once(HarborTrialItem(child, job, result.raw, result.data))
+                yield from self._once(HarborTrialItem(child, job, result.raw, result.handed_on))
             elif result is not None or contract.is_contract_trial(child):
                 yield from self._folder(
                     child, parent_name=folder.name, depth=depth + 1, result=result
@@ -236,21 +246,30 @@ def with_job(bundle: TrialBundle, job: str | None) -> TrialBundle:
 
 def read_item(item: Item, job: str | None = None) -> Iterator[TrialBundle | Problem]:
     """The bundles (or problems) one discovered item gives, filed under `--job` if given."""
-    for read in _read(item):
-        yield read if isinstance(read, Problem) else with_job(read, job)
+    for read, _ in read_located(item, job):
+        yield read
 
 
-def _read(item: Item) -> Iterator[TrialBundle | Problem]:
+def read_located(item: Item, job: str | None = None) -> Iterator[tuple[TrialBundle | Problem, str]]:
+    """`read_item`, each read with where it was when a trial's name does not say it (a
+    bundle file's `FILE line N`; '' for a folder, whose trial is named by its path)."""
+    for read, where in _read(item):
+        yield (read if isinstance(read, Problem) else with_job(read, job)), where
+
+
+def _read(item: Item) -> Iterator[tuple[TrialBundle | Problem, str]]:
     if isinstance(item, Problem):
-        yield item
+        yield item, ""
     elif isinstance(item, HarborTrialItem):
-        yield harbor.read_trial(
+        read = harbor.read_trial(
             item.folder, item.job, result_raw=item.result_raw, result_data=item.result_data
         )
+        yield read, ""
     elif isinstance(item, ContractTrialItem):
-        yield contract.read_trial(item.folder, default_job=item.default_job)
+        yield contract.read_trial(item.folder, default_job=item.default_job), ""
     else:
         try:
-            yield from bundles.read_bundle_file(item.path, display=item.display)
+            for where, read in bundles.read_bundle_lines(item.path, display=item.display):
+                yield read, where
         except bundles.BundleFileError as exc:
-            yield Problem("unreadable", item.display, str(exc))
+            yield Problem("unreadable", item.display, str(exc)), ""

@@ -21,11 +21,12 @@ import re
 import uuid
 from collections.abc import Mapping
 from datetime import datetime
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import (
     BaseModel,
     ConfigDict,
+    Field,
     ValidationError,
 )
 
@@ -36,13 +37,14 @@ from rewards.ingest.files import (
     Problem,
     artifact_digest,
     lenient_text,
-    loads_json,
 )
-from rewards.ingest.parts import TrialFiles, validate_parts
+from rewards.ingest.parts import TrialFiles, raw_text, validate_parts
+from rewards.ingest.storable import loads_storable
 from rewards.schemas import (
     IngestProblem,
     JobRecord,
     ResultRecord,
+    ShortStr,
     TaskRecord,
     TrialBundle,
     TrialRecord,
@@ -117,10 +119,12 @@ class HarborTrialResult(_Lenient):
     """Harbor's `TrialResult` (result.json of a trial folder)."""
 
     id: str | None = None
-    task_name: str | None = None
-    trial_name: str | None = None
-    source: str | None = None
-    task_checksum: str | None = None
+    # As long as the columns they fill: a longer or mistyped value is dropped as a problem
+    # (kept raw) and the trial stored without it (its name then is its folder's).
+    task_name: ShortStr | None = None
+    trial_name: ShortStr | None = None
+    source: ShortStr | None = None
+    task_checksum: Annotated[str, Field(max_length=128)] | None = None
     task_id: dict[str, Any] | None = None
     config: dict[str, Any] | None = None
     agent_info: AgentInfo | None = None
@@ -249,12 +253,18 @@ def _lengths(value: Any) -> Any:
 
 
 def _read_json_or_report(folder: Folder, name: str, problems: list[Problem]) -> Any:
+    where = folder.root.display(folder.rel_to(name))
     try:
         raw = folder.read(name)
-        return None if raw is None else loads_json(raw, folder.root.limits.max_depth)
+        if raw is None:
+            return None
+        value, mended = loads_storable(raw, folder.root.limits.max_depth, name)
     except ArtifactError as exc:
-        problems.append(Problem("unreadable", folder.root.display(folder.rel_to(name)), str(exc)))
+        problems.append(Problem("unreadable", where, str(exc)))
         return None
+    for spot in mended:
+        problems.append(Problem("unreadable", where, f"{spot.field}: {spot.message}"))
+    return value
 
 
 # --- the trial --------------------------------------------------------------------------------
@@ -491,19 +501,32 @@ def _final_response(trajectory: Any) -> str:
     return ""
 
 
-def _task_name(result: HarborTrialResult, folder: Folder) -> str:
+def _task_name(result: HarborTrialResult, folder: Folder, got: TrialFiles, config: str) -> str:
     if result.task_name:
         return result.task_name
     task = (result.config or {}).get("task")
-    for candidate in (
-        task.get("name") if isinstance(task, dict) else None,
-        (result.task_id or {}).get("path"),
-        task.get("path") if isinstance(task, dict) else None,
+    for field, candidate in (
+        ("task.name", task.get("name") if isinstance(task, dict) else None),
+        ("task_id.path", (result.task_id or {}).get("path")),
+        ("task.path", task.get("path") if isinstance(task, dict) else None),
     ):
         if isinstance(candidate, str) and candidate.strip("/"):
-            return candidate.rstrip("/").rsplit("/", 1)[-1]
+            name = candidate.rstrip("/").rsplit("/", 1)[-1]
+            file = "result.json" if field == "task_id.path" else config
+            if _fits(name, got, file, field):
+                return name
     # Harbor names a trial "<task>__<suffix>".
     return (result.trial_name or folder.name).rsplit("__", 1)[0]
+
+
+def _fits(value: str, got: TrialFiles, file: str, field: str) -> bool:
+    """Does a value taken from the config fit its column? One that does not is a problem,
+    kept raw, and the trial is stored without it."""
+    if len(value) <= SHORT:
+        return True
+    message = f"longer than {SHORT} characters: ignored"
+    got.problem(file, message, field=field, raw=raw_text(value))
+    return False
 
 
 def _uid(result: HarborTrialResult, job: str, trial: str) -> uuid.UUID:
@@ -531,6 +554,8 @@ def read_trial(
     got.problems.extend(dropped)
     got.defining.append(("result.json", raw))
     trial_name = result.trial_name or folder.name
+    # Where the trial's config was read from: embedded in result.json, else config.json.
+    config_file = "result.json" if result.config is not None else "config.json"
     if result.config is None and folder.has("config.json"):
         config = got.json(folder, "config.json", got.read(folder, "config.json"))
         result.config = config if isinstance(config, dict) else None
@@ -550,8 +575,8 @@ def read_trial(
         return TrialBundle(
             job=job,
             task=TaskRecord(
-                name=_task_name(result, folder),
-                source=result.source or _config_task_source(result),
+                name=_task_name(result, folder, got, config_file),
+                source=result.source or _config_task_source(result, got, config_file),
                 checksum=result.task_checksum or "",
             ),
             trial=TrialRecord(
@@ -613,9 +638,10 @@ def _read_result(
         )
         return Problem("unreadable", folder.display, reason)
     data = result_data if result_raw is not None else None
+    mended: list[IngestProblem] = []
     if data is None:
         try:
-            data = loads_json(raw, folder.root.limits.max_depth)
+            data, mended = loads_storable(raw, folder.root.limits.max_depth, "result.json")
         except ArtifactError as exc:
             return Problem("unreadable", where, str(exc))
     if not is_trial_result(data):
@@ -623,7 +649,7 @@ def _read_result(
             "unreadable", where, "not a Harbor trial result (no trial_name or task_name)"
         )
     result, dropped = validate_parts(HarborTrialResult, data, "result.json", leaf=True)
-    return raw, result, dropped
+    return raw, result, [*mended, *dropped]
 
 
 class _Step:
@@ -705,7 +731,9 @@ def _verifier_stdout(verifier: _VerifierFiles, steps: list[_Step]) -> str:
     )
 
 
-def _config_task_source(result: HarborTrialResult) -> str:
+def _config_task_source(result: HarborTrialResult, got: TrialFiles, config: str) -> str:
     task = (result.config or {}).get("task")
     source = task.get("source") if isinstance(task, Mapping) else None
-    return source if isinstance(source, str) else ""
+    if not isinstance(source, str) or not _fits(source, got, config, "task.source"):
+        return ""
+    return source

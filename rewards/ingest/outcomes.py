@@ -26,6 +26,13 @@ class WriteOutcome:
     trial_id: int | None = None
     reason: str = ""
     uid: UUID | None = None  # known when the outcome was decided without reading the trial
+    where: str = ""  # a bundle line's `FILE line N`, which the trial's name does not say
+
+    @property
+    def name(self) -> str:
+        """The trial as the summary names it: `job/trial`, and its line when it has one."""
+        named = f"{self.job}/{self.trial}"
+        return f"{named} ({self.where})" if self.where else named
 
 
 @dataclass(frozen=True)

@@ -11,13 +11,14 @@ field path, and shown on the trial page.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from rewards.ingest.files import ArtifactError, Folder, lenient_text, loads_json
+from rewards.ingest.files import ArtifactError, Folder, lenient_text
+from rewards.ingest.storable import dotted, loads_storable
 from rewards.schemas import IngestProblem
 
 # What a problem keeps of the part it could not read: enough to see what was written.
@@ -36,14 +37,6 @@ def raw_text(value: Any) -> str:
 def reason(error: Mapping[str, Any]) -> str:
     """pydantic's message for one error, without the "Value error, " of our own checks."""
     return str(error["msg"]).removeprefix("Value error, ")
-
-
-def dotted(loc: Iterable[int | str]) -> str:
-    """A field path as a reviewer reads it: `error_tags[1].source`."""
-    path = ""
-    for part in loc:
-        path += f"[{part}]" if isinstance(part, int) else (f".{part}" if path else str(part))
-    return path
 
 
 @dataclass(frozen=True)
@@ -169,18 +162,21 @@ class TrialFiles:
     def json(
         self, folder: Folder, name: str, data: bytes | None, *, defines_result: bool = False
     ) -> Any:
-        """Parsed JSON of a file read with `read`; unparseable JSON is recorded, kept raw."""
+        """Parsed JSON of a file read with `read`; unparseable JSON is recorded, kept raw, and
+        what no column can hold is mended (`storable`) and recorded."""
         if data is None:
             return None
+        rel = self.inside(folder, name)
         try:
-            return loads_json(data, folder.root.limits.max_depth)
+            value, mended = loads_storable(data, folder.root.limits.max_depth, rel)
         except ArtifactError as exc:
-            rel = self.inside(folder, name)
             if defines_result:
                 self.errors.append(f"{rel}: {exc}")
             else:
                 self.problem(rel, str(exc), raw=raw_text(lenient_text(data)))
             return None
+        self.problems.extend(mended)
+        return value
 
     def child(self, folder: Folder, name: str) -> Folder | None:
         try:

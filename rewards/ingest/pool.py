@@ -25,6 +25,7 @@ from rewards.ingest.discover import (
     Item,
     filed_under,
     read_item,
+    read_located,
 )
 from rewards.ingest.files import Problem
 from rewards.ingest.mapping import task_key
@@ -202,8 +203,8 @@ class ItemReader:
             if batch:
                 yield from read_chunk(batch, self.job, self._stored(batch))
                 batch = []
-            for read in read_item(item, self.job):
-                yield read if isinstance(read, Problem) else prepare_or_refuse(read)
+            for read, where in read_located(item, self.job):
+                yield read if isinstance(read, Problem) else prepare_or_refuse(read, where=where)
         if batch:
             yield from read_chunk(batch, self.job, self._stored(batch))
 

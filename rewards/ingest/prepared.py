@@ -46,6 +46,7 @@ class PreparedTrial:
     # Where the bundle can be read again: a discovered item and the run's `--job`.
     source: Item | None = None
     job_override: str | None = None
+    where: str = ""  # a bundle line's `FILE line N` (`WriteOutcome.where`)
     # The bundle itself when it was read in this process; a reader process leaves it out
     # (the writer reads the trial again in the rare case it needs it: an update).
     bundle: TrialBundle | None = field(default=None, compare=False)
@@ -116,15 +117,17 @@ def prepare(bundle: TrialBundle, digest: str, *, fingerprint: str = "") -> Prepa
 
 
 def prepare_or_refuse(
-    bundle: TrialBundle, *, fingerprint: str = ""
+    bundle: TrialBundle, *, fingerprint: str = "", where: str = ""
 ) -> PreparedTrial | WriteOutcome:
     """A bundle's rows (`prepare`), or the "invalid" outcome that says why it has none."""
     try:
         checked, digest = as_stored(bundle)
-        return prepare(checked, digest, fingerprint=fingerprint)
+        prepared = prepare(checked, digest, fingerprint=fingerprint)
+        prepared.where = where
+        return prepared
     except WRITE_ERRORS as exc:
         reason = db_reason(exc)
     except Exception as exc:  # a bug must not lose the other trials
         log.exception("could not prepare %s/%s", bundle.job.name, bundle.trial.name)
         reason = f"could not be stored ({type(exc).__name__})"
-    return WriteOutcome("invalid", bundle.job.name, bundle.trial.name, reason=reason)
+    return WriteOutcome("invalid", bundle.job.name, bundle.trial.name, reason=reason, where=where)

@@ -122,7 +122,9 @@ class BundleWriter:
                 reason = f"could not be stored ({type(exc).__name__})"
             self._forget_cached_rows()
             outcomes.append(
-                WriteOutcome("invalid", prepared.job.name, prepared.name, reason=reason)
+                WriteOutcome(
+                    "invalid", prepared.job.name, prepared.name, reason=reason, where=prepared.where
+                )
             )
         return outcomes
 

@@ -69,10 +69,13 @@ class IngestReport:
 
     def outcome(self, outcome: WriteOutcome, prepared: PreparedTrial | None = None) -> None:
         self.counts[outcome.status] += 1
+        name = outcome.name
+        if prepared is not None and prepared.where and not outcome.where:
+            name = f"{name} ({prepared.where})"
         if outcome.status == "invalid":
-            self.invalid.append((f"{outcome.job}/{outcome.trial}", outcome.reason))
+            self.invalid.append((name, outcome.reason))
         elif outcome.status != "unchanged" and prepared is not None and prepared.problems:
-            self.with_problems.append((f"{outcome.job}/{outcome.trial}", prepared.first_problem))
+            self.with_problems.append((name, prepared.first_problem))
 
     def problem(self, problem: Problem) -> None:
         self.counts[problem.kind] += 1
