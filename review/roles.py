@@ -16,8 +16,11 @@ from functools import wraps
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser, PermissionsMixin
+from django.core.cache import cache
 from django.core.exceptions import PermissionDenied
 from django.http import HttpResponseBase
+
+from rewards.cache import ROLES_TTL, roles_key
 
 REVIEWER = "reviewer"
 EXPERT = "expert"
@@ -31,18 +34,23 @@ _CACHE_ATTR = "_trialdesk_roles"
 
 
 def roles_of(user: AbstractBaseUser | AnonymousUser) -> frozenset[str]:
-    """The user's role groups: one query the first time they are asked for, then kept on the
-    user object. The session's user is loaded afresh on every request, so the roles are read
-    at most once a request and a change of groups counts from the next request on."""
+    """The user's role groups, kept in the shared cache (`rewards.cache.roles_key`, dropped
+    when the user's groups change) and on the user object for the request: one query the
+    first time, none on later requests."""
     if not user.is_authenticated or not user.is_active:
         return frozenset()
     if not isinstance(user, PermissionsMixin):
         return frozenset()
-    cached: frozenset[str] | None = getattr(user, _CACHE_ATTR, None)
-    if cached is None:
-        cached = frozenset(user.groups.filter(name__in=ROLE_GROUPS).values_list("name", flat=True))
-        setattr(user, _CACHE_ATTR, cached)
-    return cached
+    kept: frozenset[str] | None = getattr(user, _CACHE_ATTR, None)
+    if kept is None:
+        key = roles_key(user.pk)
+        names: list[str] | None = cache.get(key)
+        if names is None:
+            names = sorted(user.groups.filter(name__in=ROLE_GROUPS).values_list("name", flat=True))
+            cache.set(key, names, ROLES_TTL)
+        kept = frozenset(names)
+        setattr(user, _CACHE_ATTR, kept)
+    return kept
 
 
 def _is_staff(user: AbstractBaseUser | AnonymousUser) -> bool:

@@ -12,6 +12,9 @@ process makes (a job saved, an ingest) reaches them all.
   `rewards.agreement.Interval` changes shape.
 - `intervals:generation`: stored with every interval; `forget_intervals` changes it, so that
   each interval is computed again (the benchmark's "every interval computed").
+- `roles:v1:<user id>` (`roles_key`): the user's role groups (review.roles), read once and
+  then kept; dropped when the user's groups change (either side of the relation) and when a
+  group is renamed or deleted; `ROLES_TTL` bounds what a write outside both leaves stale.
 - `jobs:newest:v1` (`JOB_CHOICES`): the newest jobs for the job <select>s (review.choices).
   Derived from rows: dropped when a Job is saved or deleted, and by the ingest writer when it
   creates jobs in bulk (no signal then); `JOB_CHOICES_TTL` bounds what a write outside both
@@ -32,9 +35,10 @@ import uuid
 from collections.abc import Callable, Hashable, Mapping
 from typing import Any
 
+from django.contrib.auth.models import Group, User
 from django.core.cache import cache
 from django.db import transaction
-from django.db.models.signals import post_delete, post_save
+from django.db.models.signals import m2m_changed, post_delete, post_save, pre_delete
 from django.dispatch import receiver
 
 # --- bootstrap intervals ---------------------------------------------------------------------
@@ -70,13 +74,47 @@ def forget_intervals() -> None:
     cache.set(_GENERATION, uuid.uuid4().hex, None)
 
 
-# --- the newest jobs -------------------------------------------------------------------------
+# --- page fragments ---------------------------------------------------------------------------
 def fingerprint(*values: Any) -> str:
     """What a page fragment shows, as a key for `{% cache %}`: a digest of the values' repr,
     which for the dataclasses the figures are made of holds every field, nested."""
     return hashlib.blake2b(repr(values).encode(), digest_size=16).hexdigest()
 
 
+# --- a user's roles ----------------------------------------------------------------------------
+ROLES_TTL = 300
+
+
+def roles_key(user_id: int) -> str:
+    return f"roles:v1:{user_id}"
+
+
+@receiver(m2m_changed, sender=User.groups.through, dispatch_uid="rewards.forget_roles")
+def forget_roles(
+    instance: Any, action: str, reverse: bool, pk_set: set[int] | None, **kwargs: Any
+) -> None:
+    """A user's groups changed (from the user's side or the group's): their roles are read
+    again on their next request."""
+    if not action.startswith("post_"):
+        return
+    if not reverse:
+        users = [instance.pk]
+    elif pk_set is not None:
+        users = list(pk_set)
+    else:  # a group's members cleared: whoever they were
+        users = list(User.objects.filter(groups=instance).values_list("pk", flat=True))
+    cache.delete_many([roles_key(pk) for pk in users])
+
+
+@receiver(pre_delete, sender=Group, dispatch_uid="rewards.forget_roles_of_group")
+@receiver(post_save, sender=Group, dispatch_uid="rewards.forget_roles_of_renamed_group")
+def forget_roles_of_group(instance: Group, **kwargs: Any) -> None:
+    """A group renamed or deleted: its members' roles are read again."""
+    members = User.objects.filter(groups=instance).values_list("pk", flat=True)
+    cache.delete_many([roles_key(pk) for pk in members])
+
+
+# --- the newest jobs -------------------------------------------------------------------------
 JOB_CHOICES = "jobs:newest:v1"
 JOB_CHOICES_TTL = 60
 

@@ -240,16 +240,16 @@ def test_a_filtered_agreement_page_groups_its_trials_in_a_fixed_number_of_querie
 ) -> None:
     job = trials["t1"].job_id
     f.login(client, "ann", "analyst")
-    # the user, their role groups, the newest jobs (the filter finds the job among
-    # them; cached from here on), the grouped judgments of the filter's trials, their
-    # reviewer pairs with the reviewers' names.
+    # the user, their role groups (kept in the cache from here on), the newest jobs (the
+    # filter finds the job among them; cached from here on), the grouped judgments of the
+    # filter's trials, their reviewer pairs with the reviewers' names.
     with django_assert_num_queries(5):
         response = client.get(f"/agreement/?job={job}&reward_min=0&by=source")
     assert response.status_code == 200
     assert response.context["report"].judgments == 8
-    # The job alone: its kept judgment tallies and pair tallies instead, the same figures
-    # (the job found among the cached newest jobs).
-    with django_assert_num_queries(4):
+    # The job alone: the user, its kept judgment tallies and pair tallies instead, the same
+    # figures (the roles and the job found in the cache).
+    with django_assert_num_queries(3):
         alone = client.get(f"/agreement/?job={job}&by=source")
     assert alone.context["report"].judgments == 8
     assert [c.overall.counts for c in alone.context["report"].comparisons] == [

@@ -66,15 +66,32 @@ def test_a_role_taken_away_counts_from_the_next_request(client: Client) -> None:
     assert client.get("/").status_code == 403
 
 
-def test_a_page_reads_the_users_roles_once(
+def test_the_users_roles_are_read_once_then_kept_in_the_cache(
     client: Client, django_assert_num_queries: Callable[..., Any]
 ) -> None:
     f.login(client, "rita", "reviewer", "analyst")
-    client.get("/")  # anything the page reads once per process is read
     # The session from the cache, then: the user, their role groups (once, however many
-    # checks the page makes), the explorer's rows.
-    with django_assert_num_queries(3):
+    # checks the page makes), the newest jobs, the explorer's rows.
+    with django_assert_num_queries(4):
         assert client.get("/").status_code == 200
+    # The next page: the user and the rows; the roles and the jobs come from the cache.
+    with django_assert_num_queries(2):
+        assert client.get("/").status_code == 200
+
+
+def test_a_group_renamed_or_deleted_reaches_its_members_next_request(client: Client) -> None:
+    from django.contrib.auth.models import Group
+
+    f.login(client, "rita", "reviewer")
+    assert client.get("/queue/").status_code == 200
+    reviewers = Group.objects.get(name="reviewer")
+    reviewers.name = "former reviewers"
+    reviewers.save()
+    assert client.get("/queue/").status_code == 403
+    f.login(client, "olga", "expert")
+    assert client.get("/queue/").status_code == 200
+    Group.objects.get(name="expert").delete()
+    assert client.get("/queue/").status_code == 403
 
 
 def test_logging_in_with_a_password_goes_through_the_model_backend(client: Client) -> None:

@@ -163,14 +163,14 @@ def test_the_explorer_runs_a_fixed_number_of_queries(
             scorers=[f.scorer(f"s{n}") for n in range(i % 5 + 1)],
             annotations=[f.annotation(f"rev{n}") for n in range(i % 3)],
         )
-    # 1 the user, 2 their role groups, 3 the page of trials (with job and task
-    # joined, LIMIT 51), 4 the jobs for the job filter's <select> (then cached).
+    # 1 the user, 2 their role groups (then cached), 3 the page of trials (with job and
+    # task joined, LIMIT 51), 4 the jobs for the job filter's <select> (then cached).
     _explorer_queries(client, django_assert_num_queries, "/", 4)
-    # The job choices come from the cache now: 1 to 3 only.
-    _explorer_queries(client, django_assert_num_queries, "/?sort=reward", 3)
+    # The roles and the job choices come from the cache now: the user and the page.
+    _explorer_queries(client, django_assert_num_queries, "/?sort=reward", 2)
     # Filtering by one of the cached newest jobs adds nothing: the form finds it there.
     job = Trial.objects.values_list("job_id", flat=True).first()
-    _explorer_queries(client, django_assert_num_queries, f"/?job={job}&error_category=x", 3)
+    _explorer_queries(client, django_assert_num_queries, f"/?job={job}&error_category=x", 2)
 
 
 def test_the_job_select_is_cached_and_follows_jobs_being_added_and_deleted(
@@ -204,8 +204,8 @@ def test_the_job_select_lists_at_most_the_newest_two_hundred_jobs(
     assert ">job-249</option>" in select
     assert ">job-000</option>" not in select
     # A job past the limit named in the URL is still selected (and filters): the form looks
-    # it up (1 the user, 2 their role groups, 3 the job, 4 the page of trials).
-    with django_assert_num_queries(4):
+    # it up (1 the user, 2 the job, 3 the page of trials; the roles from the cache).
+    with django_assert_num_queries(3):
         html = client.get(f"/?job={oldest.pk}").content.decode()
     select = html.split('name="job"')[1].split("</select>")[0]
     assert f'<option value="{oldest.pk}" selected>' in select

@@ -137,10 +137,10 @@ def test_jobs_pages_run_a_fixed_number_of_queries(
     # summed per job (one GROUP BY over a few rows a job, whatever the trials).
     with django_assert_num_queries(4):
         assert client.get("/jobs/").status_code == 200
-    # 1 the user, 2 their role groups, 3 the job, 4 its kept tally rows
-    # (totals, by task, by agent and model, failure modes, the histogram: all added up from
-    # them), 5 first annotations by day.
-    with django_assert_num_queries(5):
+    # 1 the user, 2 the job, 3 its kept tally rows (totals, by task, by agent and model,
+    # failure modes, the histogram: all added up from them), 4 first annotations by day;
+    # the roles from the cache.
+    with django_assert_num_queries(4):
         assert client.get(f"/jobs/{job.pk}/").status_code == 200
 
 

@@ -254,8 +254,8 @@ def test_previous_and_next_cost_no_extra_query_whatever_the_data_size(
         ).content.decode()
     assert set(_nav_links(html)) == {"prev", "next"}
     # A job filter adds one: the newest jobs, among which the form finds the job (cached
-    # from then on).
-    with django_assert_num_queries(8):
+    # from then on); the roles come from the cache now.
+    with django_assert_num_queries(7):
         assert client.get(f"/trials/{middle.pk}/?job={middle.job_id}").status_code == 200
 
 
@@ -271,9 +271,9 @@ def test_the_tab_fragment_with_its_links_runs_a_fixed_number_of_queries(
         response = client.get(f"/trials/{trials[1].pk}/?sort=-reward&tab=diff", headers=HX)
     assert set(_nav_links(response.content.decode())) == {"prev", "next"}
     # Sorted by a name (task, job), the neighbours are read after the trial, a walk each
-    # way from its place: 4 and 6 the task names from its own on, 5 and 7 the previous and
-    # next trial among its name's.
-    with django_assert_num_queries(7):
+    # way from its place: 3 and 5 the task names from its own on, 4 and 6 the previous and
+    # next trial among its name's (the roles from the cache now).
+    with django_assert_num_queries(6):
         response = client.get(f"/trials/{trials[1].pk}/?sort=task&tab=diff", headers=HX)
     assert set(_nav_links(response.content.decode())) == {"prev", "next"}
 

@@ -381,10 +381,10 @@ def test_the_queue_page_runs_a_fixed_number_of_queries(
     f.make_trials(size, judges=[f.judge("FAIL")])
     f.login(client, "rita", "reviewer")
     _claim(client, "judge_verdict=FAIL")
-    # 1 the user, 2 their role groups, 3 the reviewer's live claim with its
-    # trial, job and task, 4 reviewed count, 5 waiting count (each COUNT over at most
-    # PROGRESS_CAP + 1 rows).
-    with django_assert_num_queries(5):
+    # 1 the user, 2 the reviewer's live claim with its trial, job and task, 3 reviewed
+    # count, 4 waiting count (each COUNT over at most PROGRESS_CAP + 1 rows); the roles
+    # from the cache (the claim read them).
+    with django_assert_num_queries(4):
         assert client.get("/queue/?judge_verdict=FAIL").status_code == 200
 
 
@@ -400,8 +400,9 @@ def test_a_claim_runs_a_fixed_number_of_queries(
     # 10 RELEASE.
     with django_assert_num_queries(10):
         _claimed_pk(_claim(client, "judge_verdict=FAIL"))
-    # Asking again: 3 SAVEPOINT, 4 the live claim (found), 5 renew it, 6 RELEASE.
-    with django_assert_num_queries(6):
+    # Asking again: the user (the roles from the cache), SAVEPOINT, the live claim
+    # (found), renew it, RELEASE.
+    with django_assert_num_queries(5):
         _claimed_pk(_claim(client, "judge_verdict=FAIL"))
 
 
