@@ -1,24 +1,94 @@
 """Background work for re-judging, on Django's tasks framework (`django.tasks`).
 
-One task per trial, so any number of workers can share a large re-judge and a failure stays
-with its trial. The queue is the database (`TASKS`: django-tasks-db); `manage.py db_worker`
-runs its tasks, as many workers as a deployment starts (DESIGN §8).
+A re-judge is a grading batch (`rewards.scoring.batches`): its items are the work list, and a
+few `grade_batch` runners per batch share it, so any number of workers can share a large
+re-judge and a failure stays with its trial. The queue is the database (`TASKS`:
+django-tasks-db); `manage.py grading_worker` runs its tasks and recovers the batches of dead
+workers, as many workers as a deployment starts (DESIGN §8).
 """
 
 from __future__ import annotations
 
-from django.tasks import task
+import logging
+from collections.abc import Iterable
 
-from rewards.models import Trial
+from django.contrib.auth.models import User
+from django.db import transaction
+from django.tasks import TaskResultStatus, task
+from django.tasks.exceptions import TaskResultDoesNotExist
+
+from rewards.models import GradingBatch, Trial
+from rewards.scoring import batches
 from rewards.scoring.grading import rejudge
 from rewards.scoring.judge import JudgeSettings
+
+log = logging.getLogger(__name__)
 
 
 @task
 def rejudge_trial(trial_id: int) -> str:
-    """Ask the judge again about one trial; returns the new verdict ('' if the trial is gone)."""
+    """Ask the judge again about one trial; returns the new verdict ('' if the trial is gone).
+
+    Kept for tasks enqueued before batches; re-judges are now `grade_batch` runs."""
     settings = JudgeSettings.from_env()
     trial = Trial.objects.select_related("task").filter(pk=trial_id).first()
     if trial is None:
         return ""
     return rejudge(trial, settings).verdict
+
+
+@task
+def grade_batch(batch_id: int) -> int:
+    """One runner of a batch: judges its items until none is left; returns how many it took."""
+    return batches.run(batch_id)
+
+
+def start_batch(
+    trial_ids: Iterable[int],
+    *,
+    user: User | None = None,
+    query: str = "",
+    trial: Trial | None = None,
+) -> GradingBatch:
+    """A batch of these trials, queued for the workers; answers without judging anything.
+
+    Items and runners are written in one transaction: a worker sees the runners only once the
+    items they claim exist, and a failed enqueue leaves no batch behind."""
+    with transaction.atomic():
+        ids = list(trial_ids)
+        batch = batches.create_batch(ids, user=user, query=query, trial=trial)
+        for _ in range(min(len(ids), batches.RUNNERS_PER_BATCH)):
+            _enqueue_runner(batch)
+        batch.save(update_fields=["runner_ids"])
+    return batch
+
+
+def _enqueue_runner(batch: GradingBatch) -> None:
+    result = grade_batch.enqueue(batch.pk)
+    batch.runner_ids = [*batch.runner_ids, result.id]
+
+
+def _runner_waiting(batch: GradingBatch) -> bool:
+    for result_id in batch.runner_ids:
+        try:
+            if grade_batch.get_result(result_id).status == TaskResultStatus.READY:
+                return True
+        except TaskResultDoesNotExist:
+            continue  # pruned
+    return False
+
+
+def recover() -> list[int]:
+    """Enqueue a runner for each batch with work that no runner holds or waits to start
+    (its runners' worker was killed, or a runner failed); returns the batches' ids."""
+    batches.settle_cancelled()
+    recovered = []
+    for batch in batches.needing_runner():
+        if _runner_waiting(batch):
+            continue
+        with transaction.atomic():
+            _enqueue_runner(batch)
+            batch.save(update_fields=["runner_ids"])
+        log.info("grading batch %s: a runner enqueued to resume it", batch.pk)
+        recovered.append(batch.pk)
+    return recovered

@@ -1,0 +1,98 @@
+"""Exactly once (issue 21, item 5): a worker killed mid-batch loses nothing and duplicates nothing.
+
+The workers here are real `manage.py grading_worker` processes on the test database; the
+judge is `tests/judge_server.py`, answering slowly so that a kill lands mid-batch.
+"""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import time
+from collections.abc import Callable, Iterator
+
+import pytest
+from django.db.models import Count
+from django.test import Client
+
+from rewards.models import GradingBatch, GradingItem, JudgeVerdict
+from rewards.scoring import batches
+from tests import review_factories as f
+from tests.judge_server import FakeJudge, judge_server
+from tests.task_worker import start_worker, stop_worker
+
+__all__ = ["judge_server"]
+pytestmark = pytest.mark.django_db(transaction=True)
+
+State = GradingItem.State
+
+
+def _wait_for(condition: Callable[[], bool], seconds: float = 60) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.05)
+    return False
+
+
+@pytest.fixture
+def workers() -> Iterator[list[subprocess.Popen[str]]]:
+    started: list[subprocess.Popen[str]] = []
+    try:
+        yield started
+    finally:
+        for process in started:
+            if process.poll() is None:
+                stop_worker(process)
+
+
+def test_a_worker_killed_mid_batch_leaves_exactly_one_new_verdict_per_trial(
+    client: Client,
+    judge_server: FakeJudge,
+    workers: list[subprocess.Popen[str]],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    trials = [
+        f.make_trial(name=f"fail-{i}", judges=[f.judge("FAIL", failure_mode="x")]) for i in range(6)
+    ]
+    # One runner for the batch: once it is killed, only recovery can resume the batch.
+    monkeypatch.setattr(batches, "RUNNERS_PER_BATCH", 1)
+    judge_server.reply = ("slow", 0.6)
+    f.login(client, "admin", staff=True)
+    assert client.post("/rejudge/?judge_verdict=FAIL").status_code == 302
+    batch = GradingBatch.objects.get()
+    lease = {"TRIALDESK_GRADING_LEASE_S": "2"}
+
+    first = start_worker(**lease)
+    workers.append(first)
+    items = GradingItem.objects.filter(batch=batch)
+    # Mid-batch: two trials judged, a third being judged (its request is at the judge).
+    assert _wait_for(
+        lambda: (
+            items.filter(state=State.DONE).count() >= 2
+            and items.filter(state=State.RUNNING).exists()
+        )
+    )
+    first.send_signal(signal.SIGKILL)
+    first.wait()
+    killed = set(items.filter(state=State.RUNNING).values_list("pk", flat=True))
+    assert len(killed) == 1
+    done_before = items.filter(state=State.DONE).count()
+    assert done_before < len(trials)
+
+    second = start_worker(**lease)
+    workers.append(second)
+    assert _wait_for(lambda: not items.filter(state__in=[State.QUEUED, State.RUNNING]).exists())
+    assert second.poll() is None
+
+    assert sorted(items.values_list("state", flat=True)) == ["done"] * len(trials)
+    # Each trial: its ingested verdict and exactly one new one, linked to its item.
+    per_trial = dict(
+        JudgeVerdict.objects.values_list("trial_id").annotate(n=Count("id")).order_by()
+    )
+    assert per_trial == {t.pk: 2 for t in trials}
+    assert JudgeVerdict.objects.filter(batch_item__batch=batch).count() == len(trials)
+    # The item the dead worker held was claimed again (its lease expired), not left running.
+    assert list(items.filter(pk__in=killed).values_list("attempts", flat=True)) == [2]
+    assert set(items.exclude(pk__in=killed).values_list("attempts", flat=True)) == {1}
