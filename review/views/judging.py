@@ -31,6 +31,13 @@ BATCHES_SHOWN = 50
 FAILURES_SHOWN = 200
 
 
+def filter_trial_ids(form: TrialFilterForm) -> list[int] | None:
+    """The trials of a valid explorer filter, to re-judge; None beyond MAX_FILTER_TRIALS.
+    The app, the API and `manage.py rejudge` all go by it."""
+    ids = list(filtered_trials(form).values_list("pk", flat=True)[: MAX_FILTER_TRIALS + 1])
+    return None if len(ids) > MAX_FILTER_TRIALS else ids
+
+
 def _not_configured(request: HttpRequest) -> bool:
     if judge.is_configured():
         return False
@@ -74,8 +81,8 @@ def rejudge_filter(request: HttpRequest) -> HttpResponse:
     back = reverse("review:explorer") + (f"?{query.urlencode()}" if query else "")
     if _not_configured(request):
         return redirect(back)
-    ids = list(filtered_trials(form).values_list("pk", flat=True)[: MAX_FILTER_TRIALS + 1])
-    if len(ids) > MAX_FILTER_TRIALS:
+    ids = filter_trial_ids(form)
+    if ids is None:
         messages.error(
             request,
             f"This filter matches more than {MAX_FILTER_TRIALS} trials: narrow it to re-judge.",
