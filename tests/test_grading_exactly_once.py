@@ -13,13 +13,15 @@ from collections.abc import Callable, Iterator
 
 import pytest
 from django.db.models import Count
+from django.tasks import TaskResultStatus
 from django.test import Client
+from django_tasks_db.models import DBTaskResult
 
 from rewards.models import GradingBatch, GradingItem, JudgeVerdict
-from rewards.scoring import batches
+from rewards.scoring import batches, tasks
 from tests import review_factories as f
 from tests.judge_server import FakeJudge, judge_server
-from tests.task_worker import start_worker, stop_worker
+from tests.task_worker import run_queued_tasks, start_worker, stop_worker
 
 __all__ = ["judge_server"]
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -96,3 +98,23 @@ def test_a_worker_killed_mid_batch_leaves_exactly_one_new_verdict_per_trial(
     # The item the dead worker held was claimed again (its lease expired), not left running.
     assert list(items.filter(pk__in=killed).values_list("attempts", flat=True)) == [2]
     assert set(items.exclude(pk__in=killed).values_list("attempts", flat=True)) == {1}
+
+
+def test_runners_hand_on_after_a_few_trials_and_every_trial_is_judged_once(
+    judge_server: FakeJudge, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    trials = f.make_trials(7)
+    monkeypatch.setattr(batches, "ITEMS_PER_RUN", 2)
+    batch = tasks.start_batch([t.pk for t in trials])
+    assert len(batch.runner_ids) == batches.RUNNERS_PER_BATCH
+    run_queued_tasks()
+    batch.refresh_from_db()
+    # Four runners took two trials each at most, then handed on to successors while trials
+    # were left: every task is short, so a worker stopped with SIGTERM soon stops.
+    assert len(batch.runner_ids) > batches.RUNNERS_PER_BATCH
+    results = DBTaskResult.objects.filter(status=TaskResultStatus.SUCCESSFUL)
+    assert results.count() == len(batch.runner_ids)
+    assert max(r.return_value for r in results) == 2
+    assert set(batch.items.values_list("state", flat=True)) == {"done"}
+    assert JudgeVerdict.objects.filter(batch_item__batch=batch).count() == len(trials)
+    assert len(judge_server.requests) == len(trials)

@@ -48,6 +48,9 @@ State = GradingItem.State
 DEFAULT_LEASE_S = 60.0
 # Runners enqueued per batch: how many workers can share one batch.
 RUNNERS_PER_BATCH = 4
+# Trials one runner task judges before it hands on to a successor: a worker stopped with
+# SIGTERM finishes its task in hand, and batches queued together take turns.
+ITEMS_PER_RUN = 25
 
 
 def lease() -> timedelta:
@@ -107,10 +110,11 @@ def cancel(batch: GradingBatch) -> int:
 
 
 # --- a runner ----------------------------------------------------------------------------------
-def run(batch_id: int, judge: JudgeSettings | None = None) -> int:
-    """Judge the batch's items until none is left to claim; returns how many this runner took."""
+def run(batch_id: int, judge: JudgeSettings | None = None, *, limit: int | None = None) -> int:
+    """Judge the batch's items until none is left to claim, or `limit` of them; returns how
+    many this runner took."""
     taken = 0
-    while (claimed := claim_next(batch_id)) is not None:
+    while (limit is None or taken < limit) and (claimed := claim_next(batch_id)) is not None:
         item, token = claimed
         with Heartbeat(item.pk, token):
             judge_item(item, token, judge)

@@ -39,8 +39,18 @@ def rejudge_trial(trial_id: int) -> str:
 
 @task
 def grade_batch(batch_id: int) -> int:
-    """One runner of a batch: judges its items until none is left; returns how many it took."""
-    return batches.run(batch_id)
+    """One runner of a batch: judges up to ITEMS_PER_RUN of its items, then enqueues its
+    successor while items are left; returns how many it took."""
+    taken = batches.run(batch_id, limit=batches.ITEMS_PER_RUN)
+    if taken == batches.ITEMS_PER_RUN:
+        with transaction.atomic():
+            # The row lock: runners of one batch hand on at once, and none loses another's id.
+            batch = (
+                GradingBatch.objects.select_for_update().only("pk", "runner_ids").get(pk=batch_id)
+            )
+            _enqueue_runner(batch)
+            batch.save(update_fields=["runner_ids"])
+    return taken
 
 
 def start_batch(
@@ -87,6 +97,9 @@ def recover() -> list[int]:
         if _runner_waiting(batch):
             continue
         with transaction.atomic():
+            batch = (
+                GradingBatch.objects.select_for_update().only("pk", "runner_ids").get(pk=batch.pk)
+            )
             _enqueue_runner(batch)
             batch.save(update_fields=["runner_ids"])
         log.info("grading batch %s: a runner enqueued to resume it", batch.pk)
