@@ -59,6 +59,7 @@ def test_the_batches_page_lists_what_who_when_and_the_counts(
     assert 'progress max="3" value="0"' in page
     # Unfinished: the table asks for itself again every 2 s.
     assert 'hx-get="/batches/" hx-trigger="every 2s"' in page
+    assert '<a href="/batches/" aria-current="page">Batches</a>' in page  # staff's navigation
 
 
 def test_a_batch_page_shows_its_progress_failures_and_a_cancel_form(
@@ -117,6 +118,7 @@ def test_batch_pages_refuse_the_anonymous_the_wrong_method_and_non_staff(client:
     f.login(client, "rita", "reviewer", "analyst", "expert")
     for url in urls:
         assert client.get(url).status_code == 403
+    assert 'href="/batches/"' not in client.get("/").content.decode()
     assert client.post(f"/batches/{batch.pk}/cancel/").status_code == 403
     f.login(client, "admin", staff=True)
     for url in urls:

@@ -118,3 +118,19 @@ def test_runners_hand_on_after_a_few_trials_and_every_trial_is_judged_once(
     assert set(batch.items.values_list("state", flat=True)) == {"done"}
     assert JudgeVerdict.objects.filter(batch_item__batch=batch).count() == len(trials)
     assert len(judge_server.requests) == len(trials)
+
+
+def test_a_judge_call_longer_than_the_lease_is_kept_by_its_heartbeat(
+    judge_server: FakeJudge, workers: list[subprocess.Popen[str]]
+) -> None:
+    trials = f.make_trials(2)
+    batch = tasks.start_batch([t.pk for t in trials])
+    # Each answer takes 2.5 lease periods; two workers, each of which would take over an item
+    # whose heartbeat went silent (and both look for batches to recover every 0.5 s).
+    judge_server.reply = ("slow", 2.5)
+    workers.extend(start_worker(TRIALDESK_GRADING_LEASE_S="1") for _ in range(2))
+    items = GradingItem.objects.filter(batch=batch)
+    assert _wait_for(lambda: items.filter(state=State.DONE).count() == 2)
+    assert len(judge_server.requests) == 2
+    assert set(items.values_list("attempts", flat=True)) == {1}
+    assert JudgeVerdict.objects.filter(batch_item__batch=batch).count() == 2
