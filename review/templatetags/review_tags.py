@@ -172,6 +172,7 @@ _NAV: tuple[tuple[str, str, frozenset[str], str], ...] = (
         frozenset({"scenario-list", "scenario-detail"}),
         "manage",
     ),
+    ("Batches", "review:batch-list", frozenset({"batch-list", "batch-detail"}), "manage"),
     ("Admin", "admin:index", frozenset(), "manage"),
 )
 _CURRENT = SafeString(' aria-current="page"')
