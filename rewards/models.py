@@ -800,6 +800,9 @@ class GradingItem(models.Model):
     # Who holds a running item: a fresh token per claim, so a runner that lost its lease
     # (its item was claimed again after the heartbeat stopped) cannot finish it.
     claim = models.UUIDField(null=True, blank=True)
+    # The task result id of the runner that claimed it last: when the item's heartbeat stops,
+    # that runner's task is marked failed, not left "running" in the queue for ever.
+    runner = models.CharField(max_length=64, blank=True)
     heartbeat_at = models.DateTimeField(null=True, blank=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)

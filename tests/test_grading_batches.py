@@ -173,12 +173,15 @@ def test_a_runner_judges_every_item_and_records_an_unusable_answer_as_a_failure(
 
 def test_a_runner_that_lost_its_lease_stores_nothing(judge_server: FakeJudge) -> None:
     batch, _ = _batch(1)
-    first = batches.claim_next(batch.pk)
+    first = batches.claim_next(batch.pk, "first-runner")
     assert first is not None
     assert batches.claim_next(batch.pk) is None  # held, and its heartbeat is fresh
-    # The first runner's heartbeat stopped a lease ago: another runner takes the item over.
+    assert batches.requeue_expired() == set()
+    # The first runner's heartbeat stopped a lease ago: recovery puts the item back in the
+    # queue, and another runner takes it over.
     GradingItem.objects.update(heartbeat_at=timezone.now() - batches.lease() - timedelta(1))
-    second = batches.claim_next(batch.pk)
+    assert batches.requeue_expired() == {"first-runner"}
+    second = batches.claim_next(batch.pk, "second-runner")
     assert second is not None
     batches.judge_item(*first, _settings(judge_server))
     assert JudgeVerdict.objects.filter(batch_item__batch=batch).count() == 0
@@ -205,24 +208,39 @@ def test_a_verdict_stored_for_an_item_is_never_asked_for_again(judge_server: Fak
     assert JudgeVerdict.objects.filter(batch_item=item).count() == 1
 
 
-def test_recovery_enqueues_a_runner_only_for_a_batch_no_runner_holds_or_waits_for() -> None:
+def test_recovery_requeues_a_dead_runners_item_fails_its_task_and_enqueues_a_runner() -> None:
     batch, _ = _batch(2)
     assert len(batch.runner_ids) == 2
     assert tasks.recover() == []  # its runners wait to start
-    # The runners started, and the worker holding an item died: its heartbeat went silent.
-    DBTaskResult.objects.update(status=TaskResultStatus.RUNNING)
-    assert batches.claim_next(batch.pk) is not None
+    # A worker started a runner and claimed an item; then it died and its heartbeat went silent.
+    dead_runner = batch.runner_ids[0]
+    DBTaskResult.objects.filter(id=dead_runner).update(status=TaskResultStatus.RUNNING)
+    DBTaskResult.objects.exclude(id=dead_runner).update(status=TaskResultStatus.SUCCESSFUL)
+    claimed = batches.claim_next(batch.pk, dead_runner)
+    assert claimed is not None
     assert tasks.recover() == []  # the heartbeat is fresh: a runner holds the batch
     GradingItem.objects.filter(state=State.RUNNING).update(
         heartbeat_at=timezone.now() - batches.lease() - timedelta(seconds=1)
     )
     assert tasks.recover() == [batch.pk]
+    assert set(batch.items.values_list("state", flat=True)) == {"queued"}
+    # The dead runner's task is not left running for ever.
+    dead = DBTaskResult.objects.get(id=dead_runner)
+    assert dead.status == TaskResultStatus.FAILED
+    assert dead.exception_class_path == "rewards.scoring.tasks.WorkerLost"
     batch.refresh_from_db()
     assert len(batch.runner_ids) == 3
     assert tasks.recover() == []  # the new runner waits to start
-    # A cancelled batch is not resumed; its dead runner's item ends cancelled.
+
+
+def test_a_cancelled_batch_is_not_resumed_and_a_dead_runners_item_ends_cancelled() -> None:
+    batch, _ = _batch(2)
+    assert batches.claim_next(batch.pk, batch.runner_ids[0]) is not None
     batches.cancel(batch)
     DBTaskResult.objects.update(status=TaskResultStatus.SUCCESSFUL)
+    GradingItem.objects.filter(state=State.RUNNING).update(
+        heartbeat_at=timezone.now() - batches.lease() - timedelta(seconds=1)
+    )
     assert tasks.recover() == []
     assert set(batch.items.values_list("state", flat=True)) == {"cancelled"}
 

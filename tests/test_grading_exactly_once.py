@@ -95,9 +95,12 @@ def test_a_worker_killed_mid_batch_leaves_exactly_one_new_verdict_per_trial(
     )
     assert per_trial == {t.pk: 2 for t in trials}
     assert JudgeVerdict.objects.filter(batch_item__batch=batch).count() == len(trials)
-    # The item the dead worker held was claimed again (its lease expired), not left running.
+    # The item the dead worker held was claimed again (its lease expired), not left running,
+    # and the dead worker's task is marked failed rather than running for ever.
     assert list(items.filter(pk__in=killed).values_list("attempts", flat=True)) == [2]
     assert set(items.exclude(pk__in=killed).values_list("attempts", flat=True)) == {1}
+    assert not DBTaskResult.objects.filter(status=TaskResultStatus.RUNNING).exists()
+    assert DBTaskResult.objects.filter(status=TaskResultStatus.FAILED).count() == 1
 
 
 def test_runners_hand_on_after_a_few_trials_and_every_trial_is_judged_once(

@@ -6,19 +6,19 @@ per trial, so enqueueing 10,000 trials is a handful of statements. Each runner c
 batch's items one at a time until none is left.
 
 Exactly once, with workers that may be killed at any moment:
-- A runner claims an item with a fresh token: a queued item, or a running one whose heartbeat
-  stopped more than a lease ago (its worker died). While the judge is asked, a thread of the
+- A runner claims a queued item with a fresh token. While the judge is asked, a thread of the
   runner refreshes the item's heartbeat.
 - The verdict row is linked one-to-one to its item (the database refuses a second) and stored
   in the transaction that marks the item done, and only while the claim is still the runner's.
-  A runner killed before that commit stored nothing and its item is claimed again once the
-  lease expires; one killed after it stored both.
+  A runner killed before that commit stored nothing; one killed after it stored both.
 - Before asking the judge, a runner looks for a verdict already linked to the item: a verdict
   stored is never asked for twice.
 
-django-tasks-db leaves the task of a killed worker "running" and never runs it again, so
-`needing_runner` names the batches with work that no live runner holds and no runner waits to
-start; `manage.py grading_worker` (db_worker plus a recovery thread) enqueues one for each.
+django-tasks-db leaves the task of a killed worker "running" and never runs it again. So
+`manage.py grading_worker` (db_worker plus a recovery thread) periodically puts running items
+whose heartbeat has been silent for a lease back in the queue (`requeue_expired`, which names
+their dead runners, whose tasks are then marked failed) and enqueues a runner for each batch
+with queued items that no live runner holds and no runner waits to start (`needing_runner`).
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from typing import Any
 
 from django.contrib.auth.models import User
 from django.db import connection, transaction
-from django.db.models import Exists, OuterRef, Q
+from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
 from rewards.models import GradingBatch, GradingItem, JudgeVerdict, Trial
@@ -88,14 +88,15 @@ def _insert_items(batch_id: int, trial_ids: Iterable[int]) -> None:
     ids = list(trial_ids)
     table = connection.ops.quote_name(GradingItem._meta.db_table)
     if connection.vendor == "postgresql":
-        rows = "SELECT %s, unnest(%s::bigint[]), %s, '', 0"
+        rows = "SELECT %s, unnest(%s::bigint[]), %s, '', '', 0"
         params: tuple[Any, ...] = (batch_id, ids, State.QUEUED)
     else:
-        rows = "SELECT %s, value, %s, '', 0 FROM json_each(%s)"
+        rows = "SELECT %s, value, %s, '', '', 0 FROM json_each(%s)"
         params = (batch_id, State.QUEUED, json.dumps(ids))
     with connection.cursor() as cursor:
         cursor.execute(
-            f"INSERT INTO {table} (batch_id, trial_id, state, reason, attempts) {rows}", params
+            f"INSERT INTO {table} (batch_id, trial_id, state, reason, runner, attempts) {rows}",
+            params,
         )
 
 
@@ -110,11 +111,17 @@ def cancel(batch: GradingBatch) -> int:
 
 
 # --- a runner ----------------------------------------------------------------------------------
-def run(batch_id: int, judge: JudgeSettings | None = None, *, limit: int | None = None) -> int:
+def run(
+    batch_id: int,
+    judge: JudgeSettings | None = None,
+    *,
+    limit: int | None = None,
+    runner: str = "",
+) -> int:
     """Judge the batch's items until none is left to claim, or `limit` of them; returns how
-    many this runner took."""
+    many this runner (its task result id) took."""
     taken = 0
-    while (limit is None or taken < limit) and (claimed := claim_next(batch_id)) is not None:
+    while (limit is None or taken < limit) and (claimed := claim_next(batch_id, runner)):
         item, token = claimed
         with Heartbeat(item.pk, token):
             judge_item(item, token, judge)
@@ -122,16 +129,16 @@ def run(batch_id: int, judge: JudgeSettings | None = None, *, limit: int | None 
     return taken
 
 
-def claim_next(batch_id: int) -> tuple[GradingItem, uuid.UUID] | None:
-    """The next item of the batch for this runner, marked running under a fresh token."""
+def claim_next(batch_id: int, runner: str = "") -> tuple[GradingItem, uuid.UUID] | None:
+    """The next queued item of the batch, marked running under a fresh token."""
     now = timezone.now()
     with transaction.atomic():
         # SKIP LOCKED: runners on PostgreSQL pass over each other's rows instead of queueing on
-        # them; SQLite takes its write lock up front (IMMEDIATE), one claim at a time.
+        # them; SQLite takes its write lock up front (IMMEDIATE), one claim at a time. A
+        # cancelled batch has no queued item.
         item = (
-            GradingItem.objects.filter(batch_id=batch_id, batch__cancelled_at__isnull=True)
-            .filter(Q(state=State.QUEUED) | Q(state=State.RUNNING, heartbeat_at__lt=now - lease()))
-            .select_for_update(skip_locked=True, of=("self",))
+            GradingItem.objects.filter(batch_id=batch_id, state=State.QUEUED)
+            .select_for_update(skip_locked=True)
             .order_by("id")
             .first()
         )
@@ -140,9 +147,12 @@ def claim_next(batch_id: int) -> tuple[GradingItem, uuid.UUID] | None:
         token = uuid.uuid4()
         item.state = State.RUNNING
         item.claim = token
+        item.runner = runner
         item.heartbeat_at = item.started_at = now
         item.attempts += 1
-        item.save(update_fields=["state", "claim", "heartbeat_at", "started_at", "attempts"])
+        item.save(
+            update_fields=["state", "claim", "runner", "heartbeat_at", "started_at", "attempts"]
+        )
     return item, token
 
 
@@ -225,24 +235,28 @@ class Heartbeat:
 
 
 # --- recovery ----------------------------------------------------------------------------------
+def requeue_expired(now: datetime | None = None) -> set[str]:
+    """Running items whose heartbeat has been silent for a lease go back to the queue (those of
+    a cancelled batch end cancelled); returns the runners that held them, which are dead."""
+    now = now or timezone.now()
+    # The heartbeat is compared again by each UPDATE: an item beaten meanwhile stays running.
+    expired = GradingItem.objects.filter(state=State.RUNNING, heartbeat_at__lt=now - lease())
+    with transaction.atomic():
+        runners = set(expired.exclude(runner="").values_list("runner", flat=True))
+        expired.filter(batch__cancelled_at__isnull=False).update(
+            state=State.CANCELLED, claim=None, finished_at=now
+        )
+        expired.update(state=State.QUEUED, claim=None)
+    return runners
+
+
 def needing_runner(now: datetime | None = None) -> list[GradingBatch]:
-    """Unfinished batches with items to claim and no live runner (a fresh heartbeat); the
-    caller checks whether one of their runners still waits to start."""
+    """Batches with queued items and no live runner (a fresh heartbeat); the caller checks
+    whether one of their runners still waits to start."""
     stale = (now or timezone.now()) - lease()
     items = GradingItem.objects.filter(batch=OuterRef("pk"))
-    claimable = items.filter(Q(state=State.QUEUED) | Q(state=State.RUNNING, heartbeat_at__lt=stale))
+    queued = items.filter(state=State.QUEUED)
     live = items.filter(state=State.RUNNING, heartbeat_at__gte=stale)
     return list(
-        GradingBatch.objects.filter(cancelled_at__isnull=True)
-        .filter(Exists(claimable))
-        .exclude(Exists(live))
-        .only("pk", "runner_ids")
+        GradingBatch.objects.filter(Exists(queued)).exclude(Exists(live)).only("pk", "runner_ids")
     )
-
-
-def settle_cancelled(now: datetime | None = None) -> int:
-    """Items of cancelled batches left running by a dead worker become cancelled."""
-    now = now or timezone.now()
-    return GradingItem.objects.filter(
-        batch__cancelled_at__isnull=False, state=State.RUNNING, heartbeat_at__lt=now - lease()
-    ).update(state=State.CANCELLED, claim=None, finished_at=now)

@@ -14,8 +14,9 @@ from collections.abc import Iterable
 
 from django.contrib.auth.models import User
 from django.db import transaction
-from django.tasks import TaskResultStatus, task
+from django.tasks import TaskContext, TaskResultStatus, task
 from django.tasks.exceptions import TaskResultDoesNotExist
+from django_tasks_db.models import DBTaskResult
 
 from rewards.models import GradingBatch, Trial
 from rewards.scoring import batches
@@ -37,11 +38,11 @@ def rejudge_trial(trial_id: int) -> str:
     return rejudge(trial, settings).verdict
 
 
-@task
-def grade_batch(batch_id: int) -> int:
+@task(takes_context=True)
+def grade_batch(context: TaskContext[[int], int], batch_id: int) -> int:
     """One runner of a batch: judges up to ITEMS_PER_RUN of its items, then enqueues its
     successor while items are left; returns how many it took."""
-    taken = batches.run(batch_id, limit=batches.ITEMS_PER_RUN)
+    taken = batches.run(batch_id, limit=batches.ITEMS_PER_RUN, runner=str(context.task_result.id))
     if taken == batches.ITEMS_PER_RUN:
         with transaction.atomic():
             # The row lock: runners of one batch hand on at once, and none loses another's id.
@@ -88,10 +89,20 @@ def _runner_waiting(batch: GradingBatch) -> bool:
     return False
 
 
+class WorkerLost(Exception):
+    """The worker running this task stopped (killed, or its machine lost) mid-task."""
+
+
 def recover() -> list[int]:
-    """Enqueue a runner for each batch with work that no runner holds or waits to start
-    (its runners' worker was killed, or a runner failed); returns the batches' ids."""
-    batches.settle_cancelled()
+    """Put the items of dead runners back in the queue and mark the runners' tasks failed,
+    then enqueue a runner for each batch with queued items that no runner holds or waits to
+    start; returns the batches' ids."""
+    dead = batches.requeue_expired()
+    lost = WorkerLost("its grading item's heartbeat stopped: the worker died mid-task")
+    # Marked through the backend's own result row: the task API has no call for a task whose
+    # worker is gone, and django-tasks-db would otherwise show it running for ever.
+    for result in DBTaskResult.objects.filter(id__in=dead, status=TaskResultStatus.RUNNING):
+        result.set_failed(lost)
     recovered = []
     for batch in batches.needing_runner():
         if _runner_waiting(batch):

@@ -2,9 +2,10 @@
 with the recovery of grading batches beside it.
 
 django-tasks-db never runs again a task whose worker died, so a thread of this command calls
-`rewards.scoring.tasks.recover` every `--recover-every` seconds: a batch whose runner was
-killed mid-item gets a new runner once the item's lease has expired. Every worker may run
-it; a second runner for a batch finds nothing left to claim and ends.
+`rewards.scoring.tasks.recover` every `--recover-every` seconds: the item a killed runner held
+goes back to the queue once its heartbeat has been silent for a lease, the runner's task is
+marked failed, and the batch gets a new runner. Every worker runs it; a second runner for a
+batch finds nothing left to claim and ends.
 """
 
 from __future__ import annotations
