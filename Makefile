@@ -36,14 +36,14 @@ demo: migrate
 
 # One task worker beside the server: grading and re-judging run there, never in a request.
 run: demo
-	@echo "Starting a task worker (manage.py db_worker) beside the server."
-	DJANGO_DEBUG=1 $(PY) manage.py db_worker --no-reload & worker=$$!; \
+	@echo "Starting a task worker (manage.py grading_worker) beside the server."
+	DJANGO_DEBUG=1 $(PY) manage.py grading_worker --no-reload & worker=$$!; \
 	trap 'kill $$worker 2>/dev/null' EXIT INT TERM; \
 	DJANGO_DEBUG=1 $(PY) manage.py runserver $(HOST):$(PORT)
 
 # A task worker alone (production runs as many as it needs, on any machine).
 worker: migrate
-	$(PY) manage.py db_worker --no-reload
+	$(PY) manage.py grading_worker --no-reload
 
 # The suite makes its own test database: no development database, no demo data needed.
 test: venv
@@ -67,7 +67,7 @@ serve-prod: venv
 	$(PY) manage.py collectstatic --noinput
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py check --deploy --fail-level WARNING
-	$(PY) manage.py db_worker --no-reload & worker=$$!; \
+	$(PY) manage.py grading_worker --no-reload & worker=$$!; \
 	trap 'kill $$worker 2>/dev/null' EXIT INT TERM; \
 	$(VENV)/bin/gunicorn config.wsgi:application --bind $(HOST):$(PORT) \
 	  --workers $${WEB_CONCURRENCY:-2} --access-logfile -

@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
+from django.conf import settings
 from django.db import models
 from django.db.models import F, Q
 from pydantic import BaseModel
@@ -643,6 +644,15 @@ class JudgeVerdict(models.Model):
         max_length=12, choices=ExpectedOutcome.choices, default=ExpectedOutcome.COMPLETION
     )
     raw_response = models.TextField(blank=True)
+    # The grading batch item that asked for this verdict (none for an ingested one). One to
+    # one: the database refuses a second verdict for an item (issue 21, "Exactly once").
+    batch_item = models.OneToOneField(
+        "GradingItem",
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="verdict",
+    )
 
     LATEST_FIRST = LATEST_VERDICT_FIRST
 
@@ -720,6 +730,103 @@ class JudgeVerdict(models.Model):
             ("Instruction adherence", self.instruction_adherence),
             ("Efficiency", self.efficiency),
         ]
+
+
+class GradingBatchQuerySet(models.QuerySet["GradingBatch"]):
+    def with_counts(self) -> GradingBatchQuerySet:
+        """Each batch with its items counted by state (`queued`, `running`, … `total`)."""
+        items = {
+            state.value: models.Count("items", filter=Q(items__state=state))
+            for state in GradingItem.State
+        }
+        return self.annotate(total=models.Count("items"), **items)
+
+
+class GradingBatch(models.Model):
+    """One re-judge asked for by someone: of one trial, or of an explorer filter's trials.
+
+    Its items (one per trial) are the work list that `rewards.scoring.batches` hands to task
+    workers; the batch records what was asked, by whom and when.
+    """
+
+    trial = models.ForeignKey(
+        Trial, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    # The explorer filter's query string ("" with `trial`, or for every trial).
+    query = models.TextField(blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="grading_batches",
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    cancelled_at = models.DateTimeField(null=True, blank=True)
+    # Task result ids of the runners enqueued for this batch (django.tasks), newest last:
+    # recovery asks whether one of them is still waiting before it enqueues another.
+    runner_ids = models.JSONField(default=list, blank=True)
+
+    objects = GradingBatchQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"grading batch {self.pk}"
+
+    @property
+    def what(self) -> str:
+        if self.trial_id is not None:
+            return f"trial {self.trial_id}"
+        return f"filter ?{self.query}" if self.query else "every trial"
+
+
+class GradingItem(models.Model):
+    """One trial of a batch, and where its judging stands."""
+
+    class State(models.TextChoices):
+        QUEUED = "queued", "queued"
+        RUNNING = "running", "running"
+        DONE = "done", "done"
+        FAILED = "failed", "failed"
+        CANCELLED = "cancelled", "cancelled"
+
+    batch = models.ForeignKey(GradingBatch, on_delete=models.CASCADE, related_name="items")
+    trial = models.ForeignKey(Trial, on_delete=models.CASCADE, related_name="+")
+    state = models.CharField(max_length=10, choices=State.choices, default=State.QUEUED)
+    reason = models.TextField(blank=True)  # why it failed
+    attempts = models.PositiveSmallIntegerField(default=0)
+    # Who holds a running item: a fresh token per claim, so a runner that lost its lease
+    # (its item was claimed again after the heartbeat stopped) cannot finish it.
+    claim = models.UUIDField(null=True, blank=True)
+    # The task result id of the runner that claimed it last: when the item's heartbeat stops,
+    # that runner's task is marked failed, not left "running" in the queue for ever.
+    runner = models.CharField(max_length=64, blank=True)
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["batch", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["batch", "trial"], name="grading_item_one_per_trial"),
+            models.CheckConstraint(
+                condition=Q(state__in=["queued", "running", "done", "failed", "cancelled"]),
+                name="grading_item_state_valid",
+            ),
+        ]
+        indexes = [
+            # The runners' claim scan: the next unfinished item of a batch, in id order.
+            models.Index(
+                fields=["batch", "id"],
+                name="grading_item_open_idx",
+                condition=Q(state__in=["queued", "running"]),
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"trial {self.trial_id} in batch {self.batch_id}: {self.state}"
 
 
 class Scenario(models.Model):

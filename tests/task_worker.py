@@ -38,30 +38,41 @@ def _database_environment() -> dict[str, str]:
     return env
 
 
-@pytest.fixture
-def worker_process(transactional_db: None) -> Iterator[subprocess.Popen[str]]:
-    """`manage.py db_worker` as a separate process on the test database (committed rows)."""
-    process = subprocess.Popen(
+def start_worker(**env: str) -> subprocess.Popen[str]:
+    """`manage.py grading_worker` (db_worker and batch recovery) as a process of its own on
+    the test database; `env` adds settings (`TRIALDESK_GRADING_LEASE_S`, …)."""
+    return subprocess.Popen(
         [
             sys.executable,
             "manage.py",
-            "db_worker",
+            "grading_worker",
             "--no-reload",
             "--no-startup-delay",
             "--interval=0.1",
+            "--recover-every=0.5",
         ],
         cwd=PROJECT,
-        env={**_database_environment(), "DJANGO_SETTINGS_MODULE": "config.settings"},
+        env={**_database_environment(), "DJANGO_SETTINGS_MODULE": "config.settings", **env},
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
     )
+
+
+def stop_worker(process: subprocess.Popen[str]) -> None:
+    process.terminate()
+    try:
+        process.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
+@pytest.fixture
+def worker_process(transactional_db: None) -> Iterator[subprocess.Popen[str]]:
+    """The worker production runs, as a separate process on the test database (committed rows)."""
+    process = start_worker()
     try:
         yield process
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        stop_worker(process)

@@ -827,6 +827,9 @@ def test_the_openapi_schema_describes_every_operation(client: Client) -> None:
         "/api/ingest",
         "/api/agreement",
         "/api/compare",
+        "/api/batches",
+        "/api/batches/{batch_id}",
+        "/api/batches/{batch_id}/cancel",
     }
     names = {p["name"] for p in schema["paths"]["/api/trials"]["get"]["parameters"]}
     assert {"limit", "cursor", "agent", "reward_min", "disagreement", "sort"} <= names

@@ -369,8 +369,7 @@ def test_the_explorer_shows_no_export_to_reviewers(client: Client) -> None:
 def test_an_export_is_sorted_only_when_the_filter_chose_a_sort() -> None:
     from django.http import QueryDict
 
-    from review.filtering.form import TrialFilterForm
-    from review.views.exports import filtered_trials
+    from review.filtering.form import TrialFilterForm, filtered_trials
 
     def sql(query: str) -> str:
         form = TrialFilterForm(QueryDict(query))

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from django.test import Client
 
-from review.views import judging
-from rewards.models import JudgeVerdict, Trial
+from review import grading
+from rewards.models import GradingBatch, JudgeVerdict, Trial
 from tests import review_factories as f
 from tests.judge_server import GOOD_ANSWER, FakeJudge, judge_server
 from tests.task_worker import run_queued_tasks
@@ -28,13 +28,18 @@ def test_staff_rejudge_a_trial_and_the_old_verdict_is_kept(
     trial = f.make_trial(judges=[f.judge("PASS")])
     f.login(client, "admin", staff=True)
     response = client.post(f"/trials/{trial.pk}/rejudge/", follow=True)
-    assert response.redirect_chain == [(f"/trials/{trial.pk}/#judge", 302)]
+    # The re-judge is a batch of one, and its page is where staff watch it.
+    batch = GradingBatch.objects.get()
+    assert response.redirect_chain == [(f"/batches/{batch.pk}/", 302)]
     assert "Re-judge queued" in response.content.decode()
+    assert (batch.trial_id, batch.query, batch.created_by.username) == (trial.pk, "", "admin")  # type: ignore[union-attr]
     # The request only enqueued: nothing is asked until a worker runs the task.
     assert verdicts(trial) == ["PASS"]
     assert judge_server.requests == []
     run_queued_tasks()
     assert verdicts(trial) == ["PASS", "FAIL"]
+    item = batch.items.get()
+    assert (item.state, item.verdict.verdict) == ("done", "FAIL")
     trial.refresh_from_db()
     assert (trial.judge_verdict, trial.failure_mode) == ("FAIL", "tests edited")
     # What the judge read came from the stored trial.
@@ -110,8 +115,11 @@ def test_rejudging_a_filter_rejudges_its_trials_only(
     judge_server.answer({**GOOD_ANSWER, "verdict": "PASS", "failure_mode": None})
     f.login(client, "admin", staff=True)
     response = client.post("/rejudge/?judge_verdict=FAIL", follow=True)
-    assert response.redirect_chain == [("/?judge_verdict=FAIL", 302)]
+    batch = GradingBatch.objects.get()
+    assert response.redirect_chain == [(f"/batches/{batch.pk}/", 302)]
     assert "Re-judge of 3 trials queued" in response.content.decode()
+    assert batch.query == "judge_verdict=FAIL"
+    assert sorted(batch.items.values_list("trial_id", flat=True)) == [t.pk for t in failing]
     assert judge_server.requests == []
     run_queued_tasks()
     for trial in failing:
@@ -123,7 +131,7 @@ def test_rejudging_a_filter_rejudges_its_trials_only(
 def test_a_filter_too_large_or_invalid_is_refused(
     client: Client, judge_server: FakeJudge, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(judging, "MAX_FILTER_TRIALS", 2)
+    monkeypatch.setattr(grading, "MAX_FILTER_TRIALS", 2)
     for i in range(3):
         f.make_trial(name=f"t-{i}")
     f.login(client, "admin", staff=True)

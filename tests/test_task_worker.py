@@ -10,7 +10,7 @@ from django.tasks import TaskResultStatus
 from django.test import Client
 from django_tasks_db.models import DBTaskResult
 
-from rewards.models import JudgeVerdict
+from rewards.models import GradingBatch, JudgeVerdict
 from tests import review_factories as f
 from tests.judge_server import FakeJudge, judge_server
 from tests.task_worker import worker_process
@@ -39,7 +39,9 @@ def test_a_worker_process_judges_a_filter_after_the_request_has_answered(
     judge_server.reply = ("gate", None)
     f.login(client, "admin", staff=True)
     response = client.post("/rejudge/?judge_verdict=FAIL")
-    assert (response.status_code, response["Location"]) == (302, "/?judge_verdict=FAIL")
+    batch = GradingBatch.objects.get()
+    assert (response.status_code, response["Location"]) == (302, f"/batches/{batch.pk}/")
+    # One runner per trial up to RUNNERS_PER_BATCH (4): three here, not one task per trial.
     assert DBTaskResult.objects.count() == 3
     assert JudgeVerdict.objects.count() == 4  # the ingested ones only
     # The worker has picked a task up and is waiting on the judge.

@@ -511,3 +511,20 @@ def _choice_label(choices: Any, value: Any) -> Any:
         elif option == value:
             return label
     return value
+
+
+def filter_errors(form: TrialFilterForm) -> list[str]:
+    """The filter's problems, one line each; empty when the filter is valid."""
+    if form.is_valid():
+        return []
+    return [f"{name}: {message}" for name, messages in form.errors.items() for message in messages]
+
+
+def filtered_trials(form: TrialFilterForm) -> QuerySet[Trial]:
+    """The explorer's rows for this filter; in the explorer's order only when one was chosen.
+
+    An export is read whole, and sorting a million rows would cost more than writing them:
+    without a `sort` in the filter the database returns them in whatever order is cheapest.
+    """
+    trials = form.filter(Trial.objects.all())
+    return form.ordered(trials) if form.cleaned_data.get("sort") else trials.order_by()

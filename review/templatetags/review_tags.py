@@ -180,6 +180,7 @@ _NAV: tuple[tuple[str, str, frozenset[str], str], ...] = (
         frozenset({"scenario-list", "scenario-detail"}),
         "manage",
     ),
+    ("Batches", "review:batch-list", frozenset({"batch-list", "batch-detail"}), "manage"),
     ("Admin", "admin:index", frozenset(), "manage"),
 )
 

@@ -9,12 +9,11 @@ from django.shortcuts import render
 from django.urls import reverse
 from django.views.decorators.http import require_GET
 
-from review.filtering.form import TrialFilterForm
+from review.filtering.form import TrialFilterForm, filter_errors
 from review.forms import AgreementForm
 from review.http import HttpRequest, with_query
 from review.roles import browse_required
 from review.science import agreement, figures
-from review.views.exports import filter_errors
 
 
 @require_GET

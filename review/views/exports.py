@@ -3,33 +3,14 @@
 from __future__ import annotations
 
 from django.contrib.auth.decorators import login_required
-from django.db.models import QuerySet
 from django.http import HttpResponse, StreamingHttpResponse
 from django.utils import timezone
 from django.views.decorators.http import require_GET
 
 from review.exports import FORMATS
-from review.filtering.form import TrialFilterForm
+from review.filtering.form import TrialFilterForm, filter_errors, filtered_trials
 from review.http import HttpRequest
 from review.roles import export_required
-from rewards.models import Trial
-
-
-def filter_errors(form: TrialFilterForm) -> list[str]:
-    """The filter's problems, one line each; empty when the filter is valid."""
-    if form.is_valid():
-        return []
-    return [f"{name}: {message}" for name, messages in form.errors.items() for message in messages]
-
-
-def filtered_trials(form: TrialFilterForm) -> QuerySet[Trial]:
-    """The explorer's rows for this filter; in the explorer's order only when one was chosen.
-
-    An export is read whole, and sorting a million rows would cost more than writing them:
-    without a `sort` in the filter the database returns them in whatever order is cheapest.
-    """
-    trials = form.filter(Trial.objects.all())
-    return form.ordered(trials) if form.cleaned_data.get("sort") else trials.order_by()
 
 
 @require_GET

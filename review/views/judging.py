@@ -1,8 +1,8 @@
 """Re-judging from the app (seed 003): staff ask the judge again about a trial or a filter.
 
-The new verdict is added beside the older ones, which are kept; the latest is shown. Each
-trial is one `rejudge_trial` task (`rewards.scoring.tasks`), run by a task worker: the request
-only enqueues, and answers at once.
+The new verdict is added beside the older ones, which are kept; the latest is shown. A
+re-judge is a grading batch (`rewards.scoring.batches`) that task workers judge: the request
+only creates it and answers at once, with the batch's page, where staff watch it and cancel it.
 """
 
 from __future__ import annotations
@@ -10,20 +10,19 @@ from __future__ import annotations
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpResponse
-from django.shortcuts import get_object_or_404, redirect
+from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
-from django.views.decorators.http import require_POST
+from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.vary import vary_on_headers
 
-from review.filtering.form import TrialFilterForm
-from review.http import HttpRequest
+from review import grading
+from review.filtering.form import TrialFilterForm, filter_errors
+from review.grading import BATCHES_SHOWN, FAILURES_SHOWN, filter_trial_ids
+from review.http import HttpRequest, wants_fragment
 from review.roles import staff_required
-from review.views.exports import filter_errors, filtered_trials
-from rewards.models import Trial
-from rewards.scoring import judge
-from rewards.scoring.tasks import rejudge_trial
-
-# A filter re-judge asks the judge once per trial: beyond this many, narrow the filter.
-MAX_FILTER_TRIALS = 200
+from rewards.models import GradingBatch, GradingItem, Trial
+from rewards.scoring import batches, judge
+from rewards.scoring.tasks import start_batch
 
 
 def _not_configured(request: HttpRequest) -> bool:
@@ -44,13 +43,13 @@ def rejudge_one(request: HttpRequest, pk: int) -> HttpResponse:
     back = reverse("review:trial-detail", args=[trial.pk]) + "#judge"
     if _not_configured(request):
         return redirect(back)
-    rejudge_trial.enqueue(trial.pk)
+    batch = start_batch([trial.pk], user=request.user, trial=trial)
     messages.success(
         request,
-        "Re-judge queued: the new verdict appears here when a worker has judged it. "
-        "Earlier verdicts are kept.",
+        "Re-judge queued: the new verdict appears on the trial's page when a worker has judged "
+        "it. Earlier verdicts are kept.",
     )
-    return redirect(back)
+    return redirect("review:batch-detail", batch.pk)
 
 
 @require_POST
@@ -69,17 +68,75 @@ def rejudge_filter(request: HttpRequest) -> HttpResponse:
     back = reverse("review:explorer") + (f"?{query.urlencode()}" if query else "")
     if _not_configured(request):
         return redirect(back)
-    ids = list(filtered_trials(form).values_list("pk", flat=True)[: MAX_FILTER_TRIALS + 1])
-    if len(ids) > MAX_FILTER_TRIALS:
+    ids = filter_trial_ids(form)
+    if ids is None:
         messages.error(
             request,
-            f"This filter matches more than {MAX_FILTER_TRIALS} trials: narrow it to re-judge.",
+            f"This filter matches more than {grading.MAX_FILTER_TRIALS} trials: "
+            "narrow it to re-judge.",
         )
         return redirect(back)
-    for pk in ids:
-        rejudge_trial.enqueue(pk)
+    if not ids:
+        messages.error(request, "This filter matches no trials: nothing to re-judge.")
+        return redirect(back)
+    batch = start_batch(ids, user=request.user, query=query.urlencode())
     messages.success(
         request,
         f"Re-judge of {len(ids)} trials queued: new verdicts appear as a worker judges them.",
     )
-    return redirect(back)
+    return redirect("review:batch-detail", batch.pk)
+
+
+# --- grading batches ---------------------------------------------------------------------------
+def _unfinished(batch: GradingBatch) -> bool:
+    # `with_counts` annotates the counts by state.
+    return bool(getattr(batch, "queued", 0) or getattr(batch, "running", 0))
+
+
+@require_GET
+@login_required
+@staff_required
+@vary_on_headers("HX-Request")
+def batch_list(request: HttpRequest) -> HttpResponse:
+    """The newest batches with their progress; for htmx, the table alone (it polls itself
+    while a batch is unfinished)."""
+    shown = list(GradingBatch.objects.with_counts().select_related("created_by")[:BATCHES_SHOWN])
+    context = {"batches": shown, "polling": any(_unfinished(b) for b in shown)}
+    if wants_fragment(request):
+        return render(request, "review/batch_list.html#batches", context)
+    return render(request, "review/batch_list.html", context)
+
+
+@require_GET
+@login_required
+@staff_required
+@vary_on_headers("HX-Request")
+def batch_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    """One batch: its counts, progress and failures; for htmx, the progress region alone."""
+    batch = get_object_or_404(
+        GradingBatch.objects.with_counts().select_related("created_by"), pk=pk
+    )
+    failures = list(
+        batch.items.filter(state=GradingItem.State.FAILED)
+        .select_related("trial")
+        .only("id", "batch_id", "reason", "finished_at", "trial_id", "trial__name")
+        .order_by("id")[:FAILURES_SHOWN]
+    )
+    context = {"batch": batch, "failures": failures, "polling": _unfinished(batch)}
+    if wants_fragment(request):
+        return render(request, "review/batch_detail.html#progress", context)
+    return render(request, "review/batch_detail.html", context)
+
+
+@require_POST
+@login_required
+@staff_required
+def batch_cancel(request: HttpRequest, pk: int) -> HttpResponse:
+    batch = get_object_or_404(GradingBatch, pk=pk)
+    cancelled = batches.cancel(batch)
+    messages.success(
+        request,
+        f"Batch cancelled: {cancelled} queued trials will not be judged; "
+        "a trial being judged finishes.",
+    )
+    return redirect("review:batch-detail", batch.pk)

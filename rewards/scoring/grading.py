@@ -25,7 +25,15 @@ from rewards.ingest.discover import with_job
 from rewards.ingest.files import Problem, Root
 from rewards.ingest.outcomes import WriteOutcome
 from rewards.ingest.writer import BundleWriter
-from rewards.models import JudgeVerdict, ScenarioVersion, ScorerResult, Task, Trial, TrialDetail
+from rewards.models import (
+    GradingItem,
+    JudgeVerdict,
+    ScenarioVersion,
+    ScorerResult,
+    Task,
+    Trial,
+    TrialDetail,
+)
 from rewards.scoring import config, engine, scenarios
 from rewards.scoring.judge import ExpectedOutcome, JudgeInput, JudgeSettings, ask_judge
 from rewards.scoring.workspace import Changes, read_changes
@@ -244,12 +252,16 @@ def stored_judge_input(trial: Trial, expected_outcome: ExpectedOutcome | None = 
     )
 
 
-def store_verdict(trial: Trial, verdict: schemas.JudgeVerdict) -> JudgeVerdict:
-    """Add a verdict beside the trial's older ones and refresh the trial's summary."""
+def store_verdict(
+    trial: Trial, verdict: schemas.JudgeVerdict, *, batch_item: GradingItem | None = None
+) -> JudgeVerdict:
+    """Add a verdict beside the trial's older ones and refresh the trial's summary; a batch's
+    verdict is linked to its item."""
     with transaction.atomic():
         # The row lock keeps two re-judges of one trial from interleaving their summaries.
         trial = Trial.objects.select_for_update().select_related("task").get(pk=trial.pk)
         row = JudgeVerdict.from_record(trial, verdict)
+        row.batch_item = batch_item
         row.save()
         fields = trial.refresh_summary()
         trial.save(update_fields=[*fields, "updated_at"])

@@ -11,8 +11,7 @@ from django.http import QueryDict
 from tqdm import tqdm
 
 from review.exports import FORMATS
-from review.filtering.form import TrialFilterForm
-from review.views.exports import filter_errors, filtered_trials
+from review.filtering.form import TrialFilterForm, filter_errors, filtered_trials
 
 
 class Command(BaseCommand):
