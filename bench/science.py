@@ -17,9 +17,10 @@ remembered" keeps the bootstrap's intervals in the cache, as repeated views of t
 counts find them (every process reads the intervals of the counts any process has seen).
 "First view after a new annotation" has a reviewer judge one more trial before each request
 (untimed, rolled back at the end), so the page's matrices that hold it have new counts and
-new intervals. "Every interval computed" drops every interval from the cache before each
-request (`rewards.cache.forget_intervals`), as on the first view of counts no process has
-seen: shown, without a budget.
+new intervals (and the report's kept HTML another key). "Nothing kept" empties the cache
+before each request (the bench's own, in memory): every interval computed and every
+fragment rendered, as on the first view of counts no process has seen; shown, without a
+budget.
 """
 
 from __future__ import annotations
@@ -143,10 +144,10 @@ def ensure_annotations() -> int:
 
 
 def bench_science(trials: int, repeat: int) -> list[Figure]:
+    from django.core.cache import cache
     from django.db import connection, transaction
     from django.db.models import Count
 
-    from rewards.cache import forget_intervals
     from rewards.models import Job
 
     say(f"science: {trials:,} trials on {connection.vendor}")
@@ -162,7 +163,8 @@ def bench_science(trials: int, repeat: int) -> list[Figure]:
     def get(url: str, fresh: bool = False) -> Callable[[], object]:
         def fetch() -> object:
             if fresh:
-                forget_intervals()
+                # Nothing kept: no interval, no fragment, no role (the bench's own cache).
+                cache.clear()
             response = client.get(url)
             assert response.status_code == 200, (url, response.status_code)
             return response
@@ -170,7 +172,7 @@ def bench_science(trials: int, repeat: int) -> list[Figure]:
         return fetch
 
     bare = get("/bench/bare-50/")
-    remembered, fresh = "intervals remembered", "every interval computed"
+    remembered, fresh = "intervals remembered", "nothing kept"
     budgeted = [
         (f"agreement, whole database, {remembered}", "/agreement/"),
         (f"agreement by judge model, {remembered}", "/agreement/?by=judge_model"),
@@ -196,8 +198,8 @@ def bench_science(trials: int, repeat: int) -> list[Figure]:
                 compare(f"{name} / bare page", get(url), bare, BUDGET, repeat, before=judge)
             )
         transaction.set_rollback(True)  # the benchmark's annotations are not kept
-    # Counts no process has seen yet (the cache holds none of their intervals): every
-    # interval of the page computed. Shown, not budgeted: a first view, not a page's.
+    # Counts no process has seen yet (the cache holds nothing of them): every interval of
+    # the page computed, every fragment rendered. Shown, not budgeted: a first view.
     figures += [
         compare(f"{name}, {fresh} / bare page", get(url, fresh=True), bare, "", repeat)
         for name, url in [

@@ -9,3 +9,7 @@ STORAGES = {
     **STORAGES,  # noqa: F405
     "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
 }
+
+# The bench's own cache, in this process's memory: "nothing kept" empties it before a request
+# (bench/science.py), which on a shared Redis would empty every process's.
+CACHES = {"default": cache_from_url("")}  # noqa: F405
