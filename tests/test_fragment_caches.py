@@ -70,3 +70,20 @@ def test_a_kept_agreement_report_asks_for_no_interval(
     assert len(calls) == 1  # every matrix's interval together
     client.get("/agreement/")
     assert len(calls) == 1  # the report's HTML kept: no interval asked for
+
+
+def test_the_explorer_header_kept_per_filter_and_sort_links_each_pages_own(
+    client: Client,
+) -> None:
+    f.make_trial(name="t-1", judges=[f.judge("PASS")])
+    f.make_trial(name="t-2", judges=[f.judge("FAIL", failure_mode="x")])
+    f.login(client, "ana", "analyst")
+    fail = client.get("/?judge_verdict=FAIL").content.decode()
+    passed = client.get("/?judge_verdict=PASS").content.decode()
+    by_reward = client.get("/?judge_verdict=PASS&sort=reward").content.decode()
+    assert 'href="/?judge_verdict=FAIL&amp;sort=-reward"' in fail
+    assert 'href="/?judge_verdict=PASS&amp;sort=-reward"' in passed
+    # Sorted by reward ascending, its header links to the descending sort, and says so.
+    assert 'href="/?judge_verdict=PASS&amp;sort=-reward"' in by_reward
+    assert 'aria-sort="ascending"' in by_reward
+    assert 'aria-sort="ascending"' not in passed

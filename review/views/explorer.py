@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 from django.contrib.auth.decorators import login_required
 from django.http import HttpResponse
 from django.shortcuts import render
@@ -38,7 +40,8 @@ def explorer(request: HttpRequest) -> HttpResponse:
         "page": page,
         "query": query,
         "encoded": encoded,  # the query string, written once for the page's several links
-        "columns": columns_for(form.current_sort, query),
+        # Built when the template reads it: the header's HTML is kept per filter and sort.
+        "columns": partial(columns_for, form.current_sort, query),
         "sorted_by": sorted_by(form.current_sort),
         # The roles were read (and cached on the user) by browse_required: no query here.
         "can_annotate": can_annotate(request.user),
