@@ -5,13 +5,11 @@ The cache is shared by every process (CACHES: local memory for `make run`, Redis
 production), so a value one worker computes, every other worker reads, and a change one
 process makes (a job saved, an ingest) reaches them all.
 
-- `interval:v1:<statistic>:<digest>`: a bootstrap interval (κ's, compare's delta). It is a
+- `interval:v2:<statistic>:<digest>`: a bootstrap interval (κ's, compare's delta). It is a
   deterministic function of what the digest covers (the cells, the table's size, the
   replicates, the level and the seed), so it never goes stale: a changed count is another
-  key. Kept `INTERVAL_TTL`, so that intervals no page shows any more leave. Bump `v1` when
+  key. Kept `INTERVAL_TTL`, so that intervals no page shows any more leave. Bump `v2` when
   `rewards.agreement.Interval` changes shape.
-- `intervals:generation`: stored with every interval; `forget_intervals` changes it, so that
-  each interval is computed again (the benchmark's "every interval computed").
 - `roles:v1:<user id>` (`roles_key`): the user's role groups (review.roles), read once and
   then kept; dropped when the user's groups change (either side of the relation) and when a
   group is renamed or deleted; `ROLES_TTL` bounds what a write outside both leaves stale.
@@ -31,7 +29,6 @@ process makes (a job saved, an ingest) reaches them all.
 from __future__ import annotations
 
 import hashlib
-import uuid
 from collections.abc import Callable, Hashable, Mapping
 from typing import Any
 
@@ -43,13 +40,12 @@ from django.dispatch import receiver
 
 # --- bootstrap intervals ---------------------------------------------------------------------
 INTERVAL_TTL = 24 * 60 * 60
-_GENERATION = "intervals:generation"
 
 
 def interval_key(statistic: str, *inputs: Hashable) -> str:
     """The key of `statistic`'s interval for `inputs`, everything that decides it."""
     digest = hashlib.blake2b(repr(inputs).encode(), digest_size=16).hexdigest()
-    return f"interval:v1:{statistic}:{digest}"
+    return f"interval:v2:{statistic}:{digest}"
 
 
 def cached_intervals[A, V](
@@ -57,21 +53,13 @@ def cached_intervals[A, V](
 ) -> dict[str, V]:
     """The value of each key of `wanted`: read from the cache in one round trip, those it
     lacks computed by one call of `compute` (given their keys and inputs) and stored."""
-    found = cache.get_many([_GENERATION, *wanted])
-    generation = found.pop(_GENERATION, "")
-    values = {key: value for key, (stored_in, value) in found.items() if stored_in == generation}
+    values: dict[str, V] = cache.get_many(list(wanted))
     missing = {key: inputs for key, inputs in wanted.items() if key not in values}
     if missing:
         computed = compute(missing)
-        cache.set_many({key: (generation, v) for key, v in computed.items()}, INTERVAL_TTL)
+        cache.set_many(dict(computed), INTERVAL_TTL)
         values.update(computed)
     return values
-
-
-def forget_intervals() -> None:
-    """Every interval computed again from now on, in every process (benchmarks)."""
-    # A generation no stored interval has; the old ones leave with their TTL.
-    cache.set(_GENERATION, uuid.uuid4().hex, None)
 
 
 # --- page fragments ---------------------------------------------------------------------------

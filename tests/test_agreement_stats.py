@@ -11,8 +11,7 @@ import pytest
 
 from rewards import agreement
 from rewards.agreement import PairedCounts
-from rewards.cache import forget_intervals
-from tests.conftest import RecordCalls
+from tests.conftest import RecordCalls, clear_own_cache
 
 # --- Cohen's κ ------------------------------------------------------------------------------
 
@@ -98,7 +97,7 @@ def test_kappa_interval_brackets_kappa_and_agrees_with_the_normal_approximation(
 def test_kappa_interval_is_reproducible_and_narrows_with_more_data() -> None:
     small = agreement.kappa_interval([[20, 5], [10, 15]])
     # Computed afresh, not read from the cache: the fixed seed alone makes it the same.
-    forget_intervals()
+    clear_own_cache()
     again = agreement.kappa_interval([[20, 5], [10, 15]])
     large = agreement.kappa_interval([[2000, 500], [1000, 1500]])
     assert small == again
@@ -126,11 +125,11 @@ def test_intervals_computed_together_are_each_the_one_computed_alone() -> None:
         ([[20, 5], [10, 15]], 500),
     ]
     together = agreement.kappa_intervals(tables)
-    forget_intervals()
+    clear_own_cache()
     alone = []
     for counts, replicates in tables:
         alone.append(agreement.kappa_interval(counts, replicates=replicates))
-        forget_intervals()
+        clear_own_cache()
     assert together == alone
     assert together[1] is None
     assert together[3] is None
@@ -154,7 +153,7 @@ def test_intervals_are_read_from_the_cache_until_forgotten(
     with monkeypatch.context() as patched:
         patched.setattr(agreement, "_kappa_intervals", _failing)
         assert agreement.kappa_interval([[20, 5], [10, 15]]) == first
-    forget_intervals()
+    clear_own_cache()
     assert agreement.kappa_interval([[20, 5], [10, 15]]) == first
     assert len(computed) == 2
 
@@ -301,5 +300,5 @@ def test_delta_interval_is_read_from_the_cache_and_the_same_when_computed_afresh
         assert agreement.delta_interval(counts) == first
         with pytest.raises(AssertionError, match="computed"):
             agreement.delta_interval(PairedCounts(both_pass=30, a_only=6, b_only=15, neither=50))
-    forget_intervals()
+    clear_own_cache()
     assert agreement.delta_interval(counts) == first

@@ -19,6 +19,8 @@ from typing import Any
 import pytest
 from django.conf import settings
 from django.core.cache import cache, caches
+from django.core.cache.backends.base import BaseCache
+from django.core.cache.backends.locmem import LocMemCache
 from django.core.cache.backends.redis import RedisCache
 from django.core.exceptions import ImproperlyConfigured
 from django.test import Client
@@ -93,11 +95,14 @@ def test_each_test_process_keys_its_entries_by_its_worker_and_process() -> None:
     assert settings.CACHES["default"]["KEY_PREFIX"].endswith(f"-test-{worker}-{os.getpid()}")
 
 
-def test_a_test_process_clears_its_own_redis_keys_and_no_one_elses() -> None:
-    if not isinstance(caches["default"], RedisCache):
-        pytest.skip("a local-memory cache is the process's own (the Redis run covers this)")
-    location = settings.CACHES["default"]["LOCATION"]
-    other = RedisCache(location, {"KEY_PREFIX": f"{cache.key_prefix}-other-run"})
+def test_a_test_process_clears_its_own_keys_and_no_one_elses() -> None:
+    # Another run's entries: on Redis, under another prefix on the same server; in local
+    # memory, another cache of the process (a run of its own keeps its memory to itself).
+    if isinstance(caches["default"], RedisCache):
+        location = settings.CACHES["default"]["LOCATION"]
+        other: BaseCache = RedisCache(location, {"KEY_PREFIX": f"{cache.key_prefix}-other-run"})
+    else:
+        other = LocMemCache("another-run", {})
     try:
         other.set("kept", "theirs")
         cache.set("kept", "ours")
