@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 
 from review.pages import presenters
+from rewards import reports
 
 
 def test_diff_lines_are_classified_with_headers_only_before_the_first_hunk() -> None:
@@ -166,7 +167,7 @@ def test_a_breakdown_deeper_than_the_limit_is_shown_as_its_text() -> None:
 
 
 def test_ctrf_summary_and_tests_are_read_leniently() -> None:
-    report = presenters.ctrf(
+    report = reports.ctrf(
         {
             "results": {
                 "tool": {"name": "pytest", "version": "8"},
@@ -186,7 +187,7 @@ def test_ctrf_summary_and_tests_are_read_leniently() -> None:
         ("t1", "0.500 s", ""),
         ("t2", "", "boom"),
     ]
-    assert presenters.ctrf({"results": "x"}) is None
+    assert reports.ctrf({"results": "x"}) is None
 
 
 def test_phase_timings_skip_blocks_without_both_times() -> None:

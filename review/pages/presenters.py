@@ -7,7 +7,6 @@ and never fetched. Nothing here decides a scoring rule; those live in `rewards.r
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -15,8 +14,9 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from rewards import rules
+from rewards import reports, rules
 from rewards.models import ErrorTag, ScorerResult, TrialDetail
+from rewards.reports import as_text
 from rewards.rubric import RubricError, normalise
 from rewards.schemas import DetailsDimension
 
@@ -38,18 +38,6 @@ DISAGREEMENT_EXPLANATIONS = {
         "Reviewers judged it a fail; the reward reaches the task's pass threshold."
     ),
 }
-
-
-def as_text(value: Any) -> str:
-    """Any JSON value as display text: strings as they are, the rest as indented JSON."""
-    if value is None:
-        return ""
-    if isinstance(value, str):
-        return value
-    try:
-        return json.dumps(value, indent=2, ensure_ascii=False, sort_keys=False, default=str)
-    except (TypeError, ValueError):
-        return repr(value)
 
 
 def clip(text: str, limit: int = MAX_PART_CHARS) -> tuple[str, int]:
@@ -338,51 +326,26 @@ class Trajectory:
     unreadable: str = ""  # the raw text when the trajectory has no steps we can read
 
 
-def _part(kind: str, label: str, value: Any, name: str = "") -> StepPart | None:
-    text = as_text(value)
-    if not text.strip():
-        return None
-    shown, cut = clip(text)
-    return StepPart(kind, label, shown, cut, name)
-
-
 def _step_parts(step: Mapping[str, Any]) -> list[StepPart]:
-    parts: list[StepPart | None] = [
-        _part("reasoning", "Reasoning", step.get("reasoning_content")),
-        _part("message", "Message", step.get("message")),
-    ]
-    calls = step.get("tool_calls")
-    for call in calls if isinstance(calls, list) else []:
-        if isinstance(call, Mapping):
-            name = as_text(call.get("function_name") or call.get("name") or "tool")
-            arguments = call.get("arguments")
-            parts.append(_part("tool_call", "Tool call", arguments if arguments else "{}", name))
-        else:
-            parts.append(_part("tool_call", "Tool call", call))
-    observation = step.get("observation")
-    if isinstance(observation, Mapping) and isinstance(observation.get("results"), list):
-        for result in observation["results"]:
-            content = result.get("content") if isinstance(result, Mapping) else result
-            parts.append(_part("observation", "Observation", content))
-    elif observation is not None:
-        parts.append(_part("observation", "Observation", observation))
-    return [p for p in parts if p is not None]
+    parts = []
+    for part in reports.step_parts(step):
+        shown, cut = clip(part.text)
+        parts.append(StepPart(part.kind, part.label, shown, cut, part.name))
+    return parts
 
 
 def trajectory(raw: Any, kinds: Sequence[str]) -> Trajectory:
     """ATIF steps (user, agent, system) broken into parts, keeping only `kinds`."""
     if raw is None:
         return Trajectory(steps=[])
-    steps_raw = raw.get("steps") if isinstance(raw, Mapping) else raw
-    if not isinstance(steps_raw, list):
+    steps_raw = reports.steps(raw)
+    if steps_raw is None:
         shown, _ = clip(as_text(raw))
         return Trajectory(steps=[], unreadable=shown)
     wanted = set(kinds)
-    counts = dict.fromkeys(("message", "tool_call", "observation", "reasoning"), 0)
+    counts = dict.fromkeys(reports.STEP_PART_KINDS, 0)
     steps = []
     for index, item in enumerate(steps_raw, start=1):
-        if not isinstance(item, Mapping):
-            item = {"message": item}
         parts = _step_parts(item)
         for part in parts:
             counts[part.kind] = counts.get(part.kind, 0) + 1
@@ -477,57 +440,6 @@ def diff(text: str, limit: int = 400_000) -> Diff:
         else:
             lines.append(DiffLine("ctx", line))
     return Diff(lines=lines, files=[DiffFile(*f) for f in files], cut=cut)
-
-
-# --- verifier (CTRF) ----------------------------------------------------------------------
-@dataclass(frozen=True)
-class CtrfTest:
-    name: str
-    status: str
-    duration: str
-    message: str
-
-
-@dataclass(frozen=True)
-class Ctrf:
-    tool: str
-    summary: list[tuple[str, str]]
-    tests: list[CtrfTest]
-
-
-def ctrf(raw: Any) -> Ctrf | None:
-    """A CTRF report (`{results: {tool, summary, tests}}`), whatever of it is readable."""
-    if not isinstance(raw, Mapping):
-        return None
-    results = raw.get("results")
-    if not isinstance(results, Mapping):
-        return None
-    tool = results.get("tool")
-    tool_name = ""
-    if isinstance(tool, Mapping):
-        tool_name = " ".join(as_text(tool.get(k)) for k in ("name", "version") if tool.get(k))
-    summary_raw = results.get("summary")
-    summary = []
-    if isinstance(summary_raw, Mapping):
-        for key in ("tests", "passed", "failed", "skipped", "pending", "other"):
-            if key in summary_raw:
-                summary.append((key, as_text(summary_raw[key])))
-    tests = []
-    tests_raw = results.get("tests")
-    for item in tests_raw if isinstance(tests_raw, list) else []:
-        if isinstance(item, Mapping):
-            duration = item.get("duration")
-            tests.append(
-                CtrfTest(
-                    name=as_text(item.get("name")),
-                    status=as_text(item.get("status")),
-                    duration=f"{duration:.3f} s"
-                    if isinstance(duration, int | float) and not isinstance(duration, bool)
-                    else as_text(duration),
-                    message=as_text(item.get("message") or item.get("trace") or ""),
-                )
-            )
-    return Ctrf(tool=tool_name, summary=summary, tests=tests)
 
 
 def raw_artifact_files(raw: Any) -> list[tuple[str, str]]:

@@ -30,6 +30,7 @@ from review.models import Annotation, ReviewerProfile, add_annotation
 from review.pages import presenters
 from review.pages.navigation import TrialNav, trial_url
 from review.roles import annotate_required, browse_required, can_annotate, can_browse
+from rewards import reports
 from rewards.models import (
     ErrorTag,
     EvaluationResult,
@@ -169,7 +170,7 @@ def _tab_context(trial: Trial, state: TrialPageForm, nav: TrialNav) -> dict[str,
     elif tab == "diff":
         context["diff"] = presenters.diff(detail.workspace_diff if detail else "")
     elif tab == "verifier":
-        context["ctrf"] = presenters.ctrf(detail.ctrf if detail else None)
+        context["ctrf"] = reports.ctrf(detail.ctrf if detail else None)
         current = (
             EvaluationResult.objects.filter(trial=trial, is_current=True)
             .only("raw_artifacts")
