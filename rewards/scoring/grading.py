@@ -19,7 +19,7 @@ from typing import Any
 
 from django.db import transaction
 
-from rewards import schemas
+from rewards import reports, schemas
 from rewards.ingest import contract
 from rewards.ingest.discover import with_job
 from rewards.ingest.files import Problem, Root
@@ -204,9 +204,133 @@ def grade_trial_dir(
     )
 
 
-# --- re-judging a stored trial ----------------------------------------------------------------
-def stored_judge_input(trial: Trial, expected_outcome: ExpectedOutcome | None = None) -> JudgeInput:
-    """What the judge reads about a stored trial, from its rows."""
+# --- scoring a stored trial -------------------------------------------------------------------
+@dataclass
+class StoredScores:
+    scorers: list[dict[str, Any]]
+    specs_from: str
+    notes: list[str] = field(default_factory=list)
+
+
+def _stored_specs(task: Task, scenario: str | None) -> Specs:
+    """A stored task's frozen scorers; a task stored without any (a Harbor task) is seeded
+    now from the named scenario's current version, and keeps those from then on."""
+    if task.scorer_specs:
+        version = task.scenario_version
+        label = f"task {task.name} as seeded" + (
+            f" from scenario {version.scenario.name} v{version.number}" if version else ""
+        )
+        return Specs(list(task.scorer_specs), label)
+    if scenario is None:
+        raise GradeError(
+            f"task {task.name} has no scorers: name a scenario to seed it with (--scenario)"
+        )
+    current = scenarios.current_version(scenario)
+    if current is None:
+        raise GradeError(f"no scenario is named {scenario!r}")
+    return Specs(
+        scenarios.snapshot(current), f"scenario {scenario} v{current.number}", seeds_from=current
+    )
+
+
+def score_stored(
+    trial: Trial,
+    workspace: str | os.PathLike[str],
+    baseline: str,
+    *,
+    scenario: str | None = None,
+) -> StoredScores:
+    """Run a stored trial's frozen scorers over its workspace and store the results on the
+    trial in place of its earlier ones (and the workspace diff, when none is stored)."""
+    task = Task.objects.select_related("scenario_version__scenario").get(pk=trial.task_id)
+    frozen = _stored_specs(task, scenario)
+    notes = []
+    if scenario is not None and frozen.seeds_from is None:
+        notes.append(f"--scenario not used: the {frozen.source} keeps its scorers")
+    try:
+        specs = config.parse_scorers(frozen.raw)
+    except config.ScenarioError as exc:
+        raise GradeError(f"the scorers of {frozen.source} cannot run: {exc}") from None
+    changes = read_changes(workspace, baseline)
+    results = [o.as_json() for o in engine.score(changes, specs)]
+    records = [
+        schemas.ScorerResult.model_validate_json(json.dumps(r), strict=True) for r in results
+    ]
+    with transaction.atomic():
+        # The row lock keeps a judge's verdict and these scorers from interleaving summaries.
+        locked = Trial.objects.select_for_update().select_related("task").get(pk=trial.pk)
+        if frozen.seeds_from is not None:
+            # Seed 003, "Scorers freeze at seed time": this is the task's seed time.
+            Task.objects.filter(pk=task.pk).update(scorer_specs=frozen.raw)
+            scenarios.link_seeded_task(task.pk, frozen.seeds_from)
+            locked.task.refresh_from_db()
+        ScorerResult.objects.filter(trial=locked).delete()
+        ScorerResult.objects.bulk_create(
+            ScorerResult(trial=locked, **ScorerResult.values_of(i, r))
+            for i, r in enumerate(records)
+        )
+        detail, _ = TrialDetail.objects.get_or_create(trial=locked)
+        if not detail.workspace_diff:
+            detail.workspace_diff = changes.patch
+            detail.save(update_fields=["workspace_diff"])
+            if changes.patch_truncated:
+                notes.append("the workspace diff is large: only its beginning was kept")
+        fields = locked.refresh_summary()
+        locked.save(update_fields=[*fields, "updated_at"])
+    return StoredScores(results, frozen.source, notes)
+
+
+# --- judging a stored trial -------------------------------------------------------------------
+# Each part of a trajectory step (a message, a tool call, an observation) is cut here for the
+# judge; the judge bounds the whole trajectory (keeping its end).
+MAX_STEP_PART_CHARS = 2_000
+
+
+def _cut(text: str, limit: int) -> str:
+    if len(text) <= limit:
+        return text
+    return text[:limit] + f" [… {len(text) - limit} more characters left out …]"
+
+
+def trajectory_text(raw: Any) -> str | None:
+    """An ATIF trajectory written out step by step for the judge: each step's source, then
+    its reasoning, message, tool calls and observations, each part bounded; a multi-step
+    trial's stages under their names. None when nothing was recorded."""
+    if raw is None:
+        return None
+    lines: list[str] = []
+    for stage, trajectory in reports.stages(raw):
+        if stage:
+            lines.append(f"### stage {stage}")
+        steps = reports.steps(trajectory)
+        if steps is None:  # not ATIF: as written
+            lines.append(_cut(reports.as_text(trajectory), MAX_STEP_PART_CHARS))
+            continue
+        for index, step in enumerate(steps, start=1):
+            lines.append(
+                f"[step {reports.as_text(step.get('step_id', index))}] "
+                f"{reports.as_text(step.get('source', ''))}"
+            )
+            for part in reports.step_parts(step):
+                label = f"{part.label} {part.name}" if part.name else part.label
+                lines.append(f"{label}: {_cut(part.text, MAX_STEP_PART_CHARS)}")
+    return "\n".join(lines)
+
+
+def _run_error(trial: Trial, detail: TrialDetail | None) -> str:
+    """The run's exception as stored: its type and message, then the traceback."""
+    head = ": ".join(part for part in (trial.exception_type, trial.exception_message) if part)
+    traceback = detail.exception_traceback if detail else ""
+    return "\n".join(part for part in (head, traceback) if part)
+
+
+def stored_judge_input(
+    trial: Trial, expected_outcome: ExpectedOutcome | None = None, *, agent_logs: str = ""
+) -> JudgeInput:
+    """What the judge reads about a stored trial, from its rows: a contract trial's diff,
+    scorers and command output; a Harbor trial's (a ledger run) instruction, trajectory, run
+    error, verifier tests and output; every trial's reward. `agent_logs` is the text of the
+    agent's own log files, for a caller that has read them (they are not stored)."""
     detail = TrialDetail.objects.filter(trial=trial).first()
     scorers = list(ScorerResult.objects.filter(trial=trial).order_by("position"))
     latest = trial.judge_verdicts.order_by(*JudgeVerdict.LATEST_FIRST).first()
@@ -229,9 +353,12 @@ def stored_judge_input(trial: Trial, expected_outcome: ExpectedOutcome | None = 
         for spec in trial.task.scorer_specs
         if isinstance(spec, dict) and spec.get("type") == "llm_judge" and spec.get("rubric")
     ]
+    trajectory = detail.trajectory if detail else None
+    tests = reports.ctrf(detail.ctrf if detail else None)
     return JudgeInput(
-        instruction=trial.task.instruction,
-        trajectory=detail.trajectory if detail else None,
+        # Harbor stores no task text: the agent received it as the trajectory's first message.
+        instruction=trial.task.instruction or reports.first_user_message(trajectory),
+        trajectory=trajectory_text(trajectory),
         final_response=detail.final_response if detail else "",
         diff=detail.workspace_diff if detail else "",
         objective=_objective(command) if command else None,
@@ -249,6 +376,14 @@ def stored_judge_input(trial: Trial, expected_outcome: ExpectedOutcome | None = 
         ),
         expected_outcome=expected_outcome or (latest.expected_outcome if latest else "completion"),  # type: ignore[arg-type]
         is_coding_run=bool(scorers) or bool(detail and detail.workspace_diff),
+        tests=[
+            {"name": t.name, "status": t.status, "message": t.message}
+            for t in (tests.tests if tests else [])
+        ],
+        verifier_output=detail.verifier_stdout if detail else "",
+        reward=trial.reward,
+        run_error=_run_error(trial, detail),
+        agent_logs=agent_logs,
     )
 
 

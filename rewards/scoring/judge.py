@@ -45,6 +45,8 @@ log = logging.getLogger(__name__)
 MAX_DIFF_CHARS = 60_000
 MAX_TRAJECTORY_CHARS = 60_000
 MAX_TEXT_CHARS = 8_000
+MAX_LOG_CHARS = 30_000
+MAX_TESTS_LISTED = 200
 MAX_RESPONSE_BYTES = 1024 * 1024
 MAX_RAW_RESPONSE_CHARS = 64 * 1024
 DEFAULT_TIMEOUT_S = 120.0
@@ -118,6 +120,14 @@ class JudgeInput:
     command_output: Mapping[str, Any] | None = None
     expected_outcome: ExpectedOutcome = "completion"
     is_coding_run: bool = True
+    # What a run without a workspace leaves (a Harbor trial): the verifier's tests (CTRF:
+    # name, status, message) and its output, the reward it gave, the run's error (exception,
+    # traceback tail) and the agent's own log files when a reader supplies them.
+    tests: Sequence[Mapping[str, str]] = field(default_factory=list)
+    verifier_output: str = ""
+    reward: float | None = None
+    run_error: str = ""
+    agent_logs: str = ""
 
 
 # --- the request ----------------------------------------------------------------------------
@@ -172,13 +182,33 @@ def _scorer_table(scorers: Sequence[Mapping[str, Any]]) -> str:
     return "\n".join(rows)
 
 
+def _test_list(tests: Sequence[Mapping[str, str]]) -> str:
+    rows = []
+    for test in tests[:MAX_TESTS_LISTED]:
+        message = " ".join(str(test.get("message", "")).split())[:300]
+        rows.append(
+            f"- {test.get('status', '')}: {test.get('name', '')}"
+            + (f" ({message})" if message else "")
+        )
+    if len(tests) > MAX_TESTS_LISTED:
+        rows.append(f"[… {len(tests) - MAX_TESTS_LISTED} more tests left out …]")
+    return "\n".join(rows)
+
+
 def build_messages(data: JudgeInput) -> list[dict[str, str]]:
-    parts = [
-        f"Expected outcome: {data.expected_outcome}",
-        _section("Task", _clip(data.instruction or "(no instruction recorded)", MAX_TEXT_CHARS)),
-    ]
+    parts = [f"Expected outcome: {data.expected_outcome}"]
+    if data.reward is not None:
+        parts.append(f"Verifier reward: {data.reward:g} (0 to 1)")
+    parts.append(
+        _section("Task", _clip(data.instruction or "(no instruction recorded)", MAX_TEXT_CHARS))
+    )
     if data.trajectory is not None:
-        text = json.dumps(data.trajectory, ensure_ascii=False, default=str)
+        # A trajectory the caller has already written out as steps is sent as it is.
+        text = (
+            data.trajectory
+            if isinstance(data.trajectory, str)
+            else json.dumps(data.trajectory, ensure_ascii=False, default=str)
+        )
         parts.append(_section("Trajectory", _clip(text, MAX_TRAJECTORY_CHARS, keep_end=True)))
     if data.final_response:
         parts.append(_section("Final response", _clip(data.final_response, MAX_TEXT_CHARS)))
@@ -192,6 +222,14 @@ def build_messages(data: JudgeInput) -> list[dict[str, str]]:
                 f"stderr tail:\n{_tail(out.get('stderr_tail'))}",
             )
         )
+    if data.agent_logs:
+        parts.append(_section("Agent logs", _clip(data.agent_logs, MAX_LOG_CHARS, keep_end=True)))
+    if data.run_error:
+        parts.append(_section("Run error", _tail(data.run_error)))
+    if data.tests:
+        parts.append(_section("Verifier tests", _test_list(data.tests)))
+    if data.verifier_output:
+        parts.append(_section("Verifier output", _tail(data.verifier_output)))
     if data.is_coding_run:
         parts.append(_section("Workspace diff", _clip(data.diff or "(no changes)", MAX_DIFF_CHARS)))
         if data.objective:
