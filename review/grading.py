@@ -3,7 +3,10 @@ and how much of a batch the pages show (the batches themselves: rewards.scoring.
 
 from __future__ import annotations
 
+from django.http import QueryDict
+
 from review.filtering.form import TrialFilterForm, filtered_trials
+from rewards.models import Job
 
 # A filter re-judge asks the judge once per trial: beyond this many, narrow the filter.
 # Enqueueing stays quick at this size (the items in one INSERT, a few runners enqueued):
@@ -19,3 +22,16 @@ def filter_trial_ids(form: TrialFilterForm) -> list[int] | None:
     The app, the API and `manage.py rejudge` all go by it."""
     ids = list(filtered_trials(form).values_list("pk", flat=True)[: MAX_FILTER_TRIALS + 1])
     return None if len(ids) > MAX_FILTER_TRIALS else ids
+
+
+def job_query(job: str) -> QueryDict | None:
+    """The explorer filter of every trial of a job given by its name (or its id); None when
+    there is no such job. `manage.py grade --job`, `rejudge --job` and the API go by it."""
+    found = Job.objects.filter(name=job).only("id").first()
+    if found is None and job.isdigit():
+        found = Job.objects.filter(pk=int(job)).only("id").first()
+    if found is None:
+        return None
+    query = QueryDict(mutable=True)
+    query["job"] = str(found.pk)
+    return query

@@ -89,6 +89,26 @@ def test_a_trial_batch_its_failures_and_cancel(client: Client, judge_server: Fak
     assert cancelled["finished"] is True
 
 
+def test_a_job_is_graded_by_name_as_its_explorer_filter(
+    client: Client, judge_server: FakeJudge
+) -> None:
+    trials = f.make_trials(2, job="nightly-42")
+    f.make_trial(job="other")
+    staff = _token("ci", staff=True)
+    response = _post(client, "/api/batches", staff, {"job": "nightly-42"})
+    assert response.status_code == 201
+    started = response.json()
+    assert started["query"] == f"job={trials[0].job_id}"
+    assert started["counts"]["total"] == 2
+    assert judge_server.requests == []  # enqueued only
+    run_queued_tasks()
+    assert sorted(
+        JudgeVerdict.objects.filter(batch_item__batch_id=started["id"]).values_list(
+            "trial_id", flat=True
+        )
+    ) == sorted(t.pk for t in trials)
+
+
 def test_bad_requests_are_refused_before_anything_is_queued(
     client: Client, judge_server: FakeJudge, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -104,6 +124,8 @@ def test_bad_requests_are_refused_before_anything_is_queued(
         == 422
     )
     assert _post(client, "/api/batches", staff, {"trial": 999999}).status_code == 404
+    assert _post(client, "/api/batches", staff, {"job": "nope"}).status_code == 404
+    assert _post(client, "/api/batches", staff, {"job": "j", "query": ""}).status_code == 422
     assert client.get("/api/batches/999999", headers=staff).status_code == 404
     monkeypatch.delenv("TRIALDESK_JUDGE_BASE_URL")
     assert _post(client, "/api/batches", staff, {"query": ""}).status_code == 409

@@ -78,7 +78,7 @@ def test_only_staff_may_rejudge(
     assert client.post(f"/trials/{trial.pk}/rejudge/").status_code == 403
     assert client.post("/rejudge/").status_code == 403
     assert "Re-judge" not in client.get(f"/trials/{trial.pk}/").content.decode()
-    assert "Re-judge these" not in client.get("/").content.decode()
+    assert "Grade these" not in client.get("/").content.decode()
     assert judge_server.requests == []
 
 
@@ -103,6 +103,7 @@ def test_staff_see_the_buttons(client: Client) -> None:
     assert f'action="/trials/{trial.pk}/rejudge/"' in page
     explorer = client.get("/?judge_verdict=FAIL").content.decode()
     assert 'action="/rejudge/?judge_verdict=FAIL"' in explorer
+    assert ">Grade these</button>" in explorer
 
 
 def test_rejudging_a_filter_rejudges_its_trials_only(
@@ -117,7 +118,7 @@ def test_rejudging_a_filter_rejudges_its_trials_only(
     response = client.post("/rejudge/?judge_verdict=FAIL", follow=True)
     batch = GradingBatch.objects.get()
     assert response.redirect_chain == [(f"/batches/{batch.pk}/", 302)]
-    assert "Re-judge of 3 trials queued" in response.content.decode()
+    assert "Grading of 3 trials queued" in response.content.decode()
     assert batch.query == "judge_verdict=FAIL"
     assert sorted(batch.items.values_list("trial_id", flat=True)) == [t.pk for t in failing]
     assert judge_server.requests == []

@@ -1,4 +1,5 @@
-"""`/api/batches`: grading batches (re-judges) for pipelines: start one, watch it, cancel it.
+"""`/api/batches`: grading batches for pipelines: grade stored trials (one, an explorer filter,
+a job), watch the batch, cancel it.
 
 Staff only, as in the app. Starting a batch only enqueues (the task workers judge), so the
 answer comes at once; poll `GET /api/batches/{id}` for its progress.
@@ -16,7 +17,7 @@ from pydantic import model_validator
 
 from review.api.ninja import DEFAULT_PAGE, ERRORS, MAX_PAGE, ErrorOut, staff_auth, user_of
 from review.filtering.form import TrialFilterForm, filter_errors
-from review.grading import FAILURES_SHOWN, MAX_FILTER_TRIALS, filter_trial_ids
+from review.grading import FAILURES_SHOWN, MAX_FILTER_TRIALS, filter_trial_ids, job_query
 from rewards.models import GradingBatch, GradingItem, Trial
 from rewards.scoring import batches, judge
 from rewards.scoring.tasks import start_batch
@@ -25,18 +26,24 @@ router = Router(tags=["grading batches"], auth=staff_auth)
 
 
 class BatchIn(Schema):
-    trial: int | None = Field(None, description="Re-judge this trial.")
+    trial: int | None = Field(None, description="Grade this stored trial.")
     query: str | None = Field(
         None,
         max_length=4000,
-        description="Re-judge the trials of this explorer filter (its query string; '' for "
-        f"every trial), at most {MAX_FILTER_TRIALS}.",
+        description="Grade the stored trials of this explorer filter (its query string; '' "
+        f"for every trial), at most {MAX_FILTER_TRIALS}.",
+    )
+    job: str | None = Field(
+        None,
+        max_length=255,
+        description=f"Grade the stored trials of this job (its name or id), at most "
+        f"{MAX_FILTER_TRIALS}.",
     )
 
     @model_validator(mode="after")
     def _one_of(self) -> BatchIn:
-        if (self.trial is None) == (self.query is None):
-            raise ValueError("give either `trial` or `query`")
+        if sum(value is not None for value in (self.trial, self.query, self.job)) != 1:
+            raise ValueError("give one of `trial`, `query` or `job`")
         return self
 
 
@@ -123,7 +130,7 @@ def get_batch(request: HttpRequest, batch_id: int) -> BatchDetailOut:
 @router.post(
     "/batches",
     response={201: BatchDetailOut, 404: ErrorOut, 422: ErrorOut, 409: ErrorOut, **ERRORS},
-    summary="Re-judge a trial or an explorer filter (enqueued; answers at once)",
+    summary="Grade stored trials: one, an explorer filter or a job (enqueued; answers at once)",
 )
 def create_batch(request: HttpRequest, body: BatchIn) -> Status[BatchDetailOut]:
     if not judge.is_configured():
@@ -138,17 +145,24 @@ def create_batch(request: HttpRequest, body: BatchIn) -> Status[BatchDetailOut]:
             raise Http404
         batch = start_batch([trial.pk], user=user, trial=trial)
         return Status(201, _detail(batch.pk))
-    form = TrialFilterForm(QueryDict(body.query or ""))
+    if body.job is not None:
+        query = job_query(body.job)
+        if query is None:
+            raise Http404
+        where = "job"
+    else:
+        query, where = QueryDict(body.query or ""), "query"
+    form = TrialFilterForm(query)
     if errors := filter_errors(form):
         raise ValidationError(
-            [{"loc": ("body", "query"), "msg": e, "type": "invalid"} for e in errors]
+            [{"loc": ("body", where), "msg": e, "type": "invalid"} for e in errors]
         )
     ids = filter_trial_ids(form)
     if ids is None:
         raise ValidationError(
             [
                 {
-                    "loc": ("body", "query"),
+                    "loc": ("body", where),
                     "msg": f"matches more than {MAX_FILTER_TRIALS} trials: narrow it",
                     "type": "invalid",
                 }
@@ -156,7 +170,7 @@ def create_batch(request: HttpRequest, body: BatchIn) -> Status[BatchDetailOut]:
         )
     if not ids:
         raise ValidationError(
-            [{"loc": ("body", "query"), "msg": "matches no trials", "type": "invalid"}]
+            [{"loc": ("body", where), "msg": "matches no trials", "type": "invalid"}]
         )
     batch = start_batch(ids, user=user, query=form.canonical_query().urlencode())
     return Status(201, _detail(batch.pk))

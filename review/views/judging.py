@@ -56,7 +56,8 @@ def rejudge_one(request: HttpRequest, pk: int) -> HttpResponse:
 @login_required
 @staff_required
 def rejudge_filter(request: HttpRequest) -> HttpResponse:
-    """Re-judge every trial of an explorer filter (the query string, as the explorer's)."""
+    """ "Grade these": the judge grades every trial of an explorer filter (the query string,
+    as the explorer's), as a batch for the task workers; the answer is the batch's page."""
     form = TrialFilterForm(request.GET)
     if errors := filter_errors(form):
         return HttpResponse(
@@ -73,16 +74,17 @@ def rejudge_filter(request: HttpRequest) -> HttpResponse:
         messages.error(
             request,
             f"This filter matches more than {grading.MAX_FILTER_TRIALS} trials: "
-            "narrow it to re-judge.",
+            "narrow it to grade.",
         )
         return redirect(back)
     if not ids:
-        messages.error(request, "This filter matches no trials: nothing to re-judge.")
+        messages.error(request, "This filter matches no trials: nothing to grade.")
         return redirect(back)
     batch = start_batch(ids, user=request.user, query=query.urlencode())
     messages.success(
         request,
-        f"Re-judge of {len(ids)} trials queued: new verdicts appear as a worker judges them.",
+        f"Grading of {len(ids)} trials queued: their verdicts appear as a worker judges them "
+        "(earlier verdicts are kept).",
     )
     return redirect("review:batch-detail", batch.pk)
 

@@ -24,8 +24,8 @@ from django.http import QueryDict
 from tqdm import tqdm
 
 from review.filtering.form import TrialFilterForm, filter_errors
-from review.grading import MAX_FILTER_TRIALS, filter_trial_ids
-from rewards.models import GradingBatch, GradingItem, Job, Trial
+from review.grading import MAX_FILTER_TRIALS, filter_trial_ids, job_query
+from rewards.models import GradingBatch, GradingItem, Trial
 from rewards.scoring import judge
 from rewards.scoring.tasks import start_batch
 
@@ -88,13 +88,9 @@ class Command(BaseCommand):
                 raise CommandError(f"no trial {options['trial']}")
             return start_batch([trial.pk], user=user, trial=trial)
         if options["job"] is not None:
-            job = Job.objects.filter(name=options["job"]).only("id").first()
-            if job is None and options["job"].isdigit():
-                job = Job.objects.filter(pk=int(options["job"])).only("id").first()
-            if job is None:
+            query = job_query(options["job"])
+            if query is None:
                 raise CommandError(f"no job {options['job']!r}")
-            query = QueryDict(mutable=True)
-            query["job"] = str(job.pk)
         else:
             query = QueryDict(options["query"].lstrip("?"))
         form = TrialFilterForm(query)
