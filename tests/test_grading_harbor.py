@@ -59,8 +59,8 @@ def jobs(tmp_path: Path) -> Jobs:
     return laid_out
 
 
-def prompt(trial: Trial, **kwargs: str) -> str:
-    return build_messages(stored_judge_input(trial, **kwargs))[1]["content"]
+def prompt(trial: Trial, agent_logs: str = "") -> str:
+    return build_messages(stored_judge_input(trial, agent_logs=agent_logs))[1]["content"]
 
 
 def grade(*args: str) -> str:
@@ -86,7 +86,11 @@ def test_a_harbor_trials_prompt_holds_its_instruction_steps_tests_output_and_rew
         '[step 2] agent\nTool call exec: {\n  "command": "head -5 /app/data/forecast.csv"\n}'
         in (text)
     )
-    assert "Observation: city,date,high_f,low_f\nLisbon,2026-10-06,70,57" in text
+    # A tool's result that is both the step's message and its observation is given once.
+    assert (
+        "[step 3] agent\nMessage: city,date,high_f,low_f\nLisbon,2026-10-06,70,57\n\n[step 4]"
+        in text
+    )
     assert '"schema_version"' not in text  # not the document's JSON
     tests = text.split("## Verifier tests\nBEGIN VERIFIER TESTS\n", 1)[1].split("\nEND", 1)[0]
     assert tests.splitlines() == [

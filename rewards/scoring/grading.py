@@ -311,7 +311,11 @@ def trajectory_text(raw: Any) -> str | None:
                 f"[step {reports.as_text(step.get('step_id', index))}] "
                 f"{reports.as_text(step.get('source', ''))}"
             )
+            said = set()
             for part in reports.step_parts(step):
+                if part.text in said:
+                    continue  # a tool's result given as both the message and the observation
+                said.add(part.text)
                 label = f"{part.label} {part.name}" if part.name else part.label
                 lines.append(f"{label}: {_cut(part.text, MAX_STEP_PART_CHARS)}")
     return "\n".join(lines)
