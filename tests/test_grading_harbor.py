@@ -244,3 +244,22 @@ def test_grading_stored_trials_refuses_what_it_cannot_do(
     with pytest.raises(CommandError, match=message):
         grade(*args)
     assert not GradingBatch.objects.exists()
+
+
+@pytest.mark.django_db
+def test_without_a_judge_a_stored_trial_is_not_scored_either(
+    jobs: Jobs, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("TRIALDESK_JUDGE_BASE_URL", raising=False)
+    root, base = seeded_repo(tmp_path / "ws", {"wrap.py": "x = 1\n"})
+    scenarios.create_scenario("textkit", [{"name": "ok", "type": "command", "command": "true"}])
+    trial = Trial.objects.get(name=PASSING)
+    args = ("--trial", str(trial.pk), "--workspace", str(root), "--baseline", base)
+    with pytest.raises(CommandError, match=r"the judge is not configured.*--no-judge"):
+        grade(*args, "--scenario", "textkit")
+    assert not ScorerResult.objects.filter(trial=trial).exists()
+    assert Task.objects.get(pk=trial.task_id).scorer_specs == []
+    out = grade(*args, "--scenario", "textkit", "--no-judge")
+    assert "scorers (scenario textkit v1): OVERALL PASS" in out
+    assert out.rstrip().endswith("judge: not asked")
+    assert not GradingBatch.objects.exists()

@@ -30,6 +30,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from rewards.management.commands.ingest import printable
 from rewards.management.commands.score import summary_line
 from rewards.models import Trial
+from rewards.scoring import judge
 from rewards.scoring.grading import GradeError, grade_trial_dir, score_stored
 from rewards.scoring.judge import JudgeNotConfigured, JudgeSettings
 from rewards.scoring.workspace import WorkspaceError
@@ -103,6 +104,12 @@ class Command(BaseCommand):
                 "--expected-outcome is for a trial directory: a stored trial is judged "
                 "against its latest verdict's expected outcome"
             )
+        if not options["no_judge"] and not judge.is_configured():
+            # Refused before the scorers run: nothing is stored half graded.
+            raise CommandError(
+                "the judge is not configured: set TRIALDESK_JUDGE_BASE_URL and "
+                "TRIALDESK_JUDGE_MODEL (or pass --no-judge)"
+            )
         if options["workspace"] is not None:
             if options["trial"] is None:
                 raise CommandError("--workspace grades one stored trial: give it with --trial")
@@ -145,10 +152,10 @@ class Command(BaseCommand):
 
     # --- a trial directory: graded here, then ingested --------------------------------------
     def _grade_directory(self, options: dict[str, Any]) -> None:
-        judge = None
+        settings = None
         if not options["no_judge"]:
             try:
-                judge = JudgeSettings.from_env()
+                settings = JudgeSettings.from_env()
             except JudgeNotConfigured as exc:
                 raise CommandError(f"{exc} (or pass --no-judge)") from None
         try:
@@ -156,7 +163,7 @@ class Command(BaseCommand):
                 options["trial_dir"],
                 workspace=options["workspace"],
                 baseline=options["baseline"],
-                judge=judge,
+                judge=settings,
                 expected_outcome=options["expected_outcome"] or "completion",
                 job=options["job"],
                 scenario=options["scenario"],
