@@ -733,7 +733,9 @@ def test_a_number_no_column_can_hold_is_kept_as_text_and_listed_as_a_problem(
     assert response.json()["counts"]["ingested"] == 1
     trial = Trial.objects.get(name="t1")
     assert trial.reward == 0.9
-    assert trial.detail.trajectory["steps"][0]["extra"] == {"score": None}
+    trajectory = trial.detail.trajectory
+    assert trajectory is not None
+    assert trajectory["steps"][0]["extra"] == {"score": None}
     assert trial.detail.ingest_problems == [
         {
             "file": "API body",

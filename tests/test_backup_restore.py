@@ -217,3 +217,20 @@ def test_a_backup_never_overwrites_and_a_restore_never_lands_on_data(tmp_path: P
     with pytest.raises(CommandError, match="--replace"):
         call_command("restore", str(good))
     assert Trial.objects.get().pk == trial.pk
+
+
+@pytest.mark.django_db(transaction=True)
+def test_restore_replace_brings_the_database_back_to_the_backups_moment(tmp_path: Path) -> None:
+    make_people_made_data()
+    backup = tmp_path / "trialdesk.backup"
+    call_command("backup", str(backup), verbosity=0)
+    kept = {model: recount.rows(model) for model in recount.KEPT}
+    (later,) = f.write(f.bundle(name="after-the-backup", job="other", reward=0.2))
+    SavedView.objects.filter(name="failures").delete()
+
+    call_command("restore", str(backup), replace=True, verbosity=0)
+
+    assert not Trial.objects.filter(pk=later.pk).exists()
+    assert SavedView.objects.filter(name="failures").exists()
+    assert {model: recount.rows(model) for model in recount.KEPT} == kept
+    assert recount.drifted(connection) == []
