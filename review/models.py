@@ -329,7 +329,8 @@ class JobTally(models.Model):
     model_name = models.CharField(max_length=255, blank=True)
     failure_mode = models.CharField(max_length=255, blank=True)
     trials = models.IntegerField(default=0)
-    reward_sum = models.FloatField(default=0.0)
+    # Kept sums are whole units of 1e-9 (job_tallies.SCALE), so they stay exact.
+    reward_units = models.BigIntegerField(default=0)
     valid = models.IntegerField(default=0)
     scorer_pass = models.IntegerField(default=0)
     scorer_ran = models.IntegerField(default=0)
@@ -355,8 +356,8 @@ class JobTally(models.Model):
     bin7 = models.IntegerField(default=0)
     bin8 = models.IntegerField(default=0)
     bin9 = models.IntegerField(default=0)
-    cost_sum = models.FloatField(default=0.0)
-    cost_n = models.IntegerField(default=0)  # trials that recorded a cost
+    cost_units = models.BigIntegerField(default=0)  # nano-dollars
+    cost_n = models.IntegerField(default=0)  # trials that recorded a cost (a counted one)
     tokens_sum = models.BigIntegerField(default=0)
     tokens_n = models.IntegerField(default=0)  # trials that recorded both token counts
 

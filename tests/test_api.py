@@ -706,6 +706,66 @@ def test_a_malformed_ingest_body_is_a_422_with_the_field_path(
     assert not Trial.objects.exists()
 
 
+# JSON literals no column can hold, as a .jsonl line may carry them (issue 26).
+HUGE = "1" + "0" * 500 + ".5"  # a 501-digit number: beyond a double
+
+
+def _with_literal(data: Any, literal: str) -> str:
+    return json.dumps(data).replace('"PLACE"', literal)
+
+
+@pytest.mark.parametrize(
+    ("literal", "message"),
+    [
+        (HUGE, "a number outside a double's range"),
+        ("1e400", "a number outside a double's range"),
+        ("-Infinity", "Infinity is not a number"),
+        ("NaN", "NaN is not a number"),
+    ],
+)
+def test_a_number_no_column_can_hold_is_kept_as_text_and_listed_as_a_problem(
+    client: Client, staff: str, literal: str, message: str
+) -> None:
+    body = bundle_json(f.bundle(name="t1"))
+    body["trial"]["trajectory"]["steps"][0]["extra"] = {"score": "PLACE"}
+    response = call(client, "post", "/api/ingest", staff, _with_literal(body, literal))
+    assert response.status_code == 200, response.content
+    assert response.json()["counts"]["ingested"] == 1
+    trial = Trial.objects.get(name="t1")
+    assert trial.reward == 0.9
+    trajectory = trial.detail.trajectory
+    assert trajectory is not None
+    assert trajectory["steps"][0]["extra"] == {"score": None}
+    assert trial.detail.ingest_problems == [
+        {
+            "file": "API body",
+            "field": "trial.trajectory.steps[0].extra.score",
+            "message": f"{message}: no column can hold it, kept as text only",
+            "raw": literal,
+        }
+    ]
+    assert trial.problem_count == 1
+
+
+def test_each_mended_spot_of_a_list_body_lands_on_its_own_trial(client: Client, staff: str) -> None:
+    clean, surrogate, huge = (bundle_json(f.bundle(name=n)) for n in ("clean", "text", "num"))
+    surrogate["trial"]["final_response"] = "PLACE"
+    huge["trial"]["config"] = {"fine": 0.5, "big": "PLACE"}
+    text = _with_literal([clean, surrogate], '"x\\ud800y"')
+    body = text[:-1] + ", " + _with_literal(huge, HUGE) + "]"
+    response = call(client, "post", "/api/ingest", staff, body)
+    assert response.status_code == 200, response.content
+    assert response.json()["counts"]["ingested"] == 3
+    stored = {t.name: t for t in Trial.objects.select_related("detail")}
+    assert stored["clean"].detail.ingest_problems == []
+    assert stored["text"].detail.final_response == "x\\ud800y"
+    [escaped] = stored["text"].detail.ingest_problems
+    assert (escaped["field"], escaped["raw"]) == ("trial.final_response", "x\\ud800y")
+    [number] = stored["num"].detail.ingest_problems
+    assert (number["field"], number["raw"]) == ("trial.config.big", HUGE)
+    assert stored["num"].detail.config == {"fine": 0.5, "big": None}
+
+
 @pytest.mark.parametrize(
     ("section", "field", "value"),
     [

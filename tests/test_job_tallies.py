@@ -30,12 +30,7 @@ pytestmark = pytest.mark.django_db
 def kept() -> tuple[dict[tuple[Any, ...], tuple[Any, ...]], set[tuple[Any, ...]]]:
     key = job_tallies.KEY
     rows = JobTally.objects.exclude(trials=0).values_list(*key, *job_tallies.COUNTER_NAMES)
-    tallies = {
-        tuple(row[: len(key)]): tuple(
-            round(v, 9) if isinstance(v, float) else v for v in row[len(key) :]
-        )
-        for row in rows
-    }
+    tallies = {tuple(row[: len(key)]): tuple(v for v in row[len(key) :]) for row in rows}
     reviewed = set(TrialReviewed.objects.values_list("trial_id", "job_id", "first_at"))
     return tallies, reviewed
 

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import json
 from collections import Counter
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from django.http import HttpRequest
 from ninja import Field, Router, Schema
@@ -17,10 +18,12 @@ from review.api.ninja import (
     clean_errors,
     staff_auth,
 )
-from rewards.ingest.bundles import ENVELOPE_DEPTH
-from rewards.ingest.files import ArtifactError, Limits, loads_json
+from rewards.formats import NOT_FAST, loads_fast
+from rewards.ingest.bundles import ENVELOPE_DEPTH, with_problems
+from rewards.ingest.files import ArtifactError, Limits
+from rewards.ingest.storable import loads_marked, mend
 from rewards.ingest.writer import BundleWriter
-from rewards.schemas import TrialBundle
+from rewards.schemas import IngestProblem, TrialBundle
 
 
 class IngestCounts(Schema):
@@ -75,22 +78,34 @@ INGEST_BODY = {
 }
 
 
+# What the problems mended in an API body name as their file.
+ORIGIN = "API body"
+
+
 def parse_bundles(raw: bytes) -> list[TrialBundle]:
-    """The body as bundles; ninja's ValidationError (422) naming the field paths if not."""
+    """The body as bundles; ninja's ValidationError (422) naming the field paths if not.
+
+    Read as `ingest` reads a .jsonl line (`rewards.ingest.bundles.parse_line`): what no
+    column can hold (a number beyond a double, NaN, Infinity, a lone surrogate) is mended,
+    each spot kept as its text in an ingestion problem of its bundle's trial.
+    """
     limits = Limits.from_settings()
     try:
-        # Depth and NaN checks first, as for a .jsonl line; one more level for the list.
-        data = loads_json(raw, limits.max_depth + ENVELOPE_DEPTH + 1)
+        # Depth checks first, as for a .jsonl line; one more level for the list.
+        data, mended = _read(raw, limits.max_depth + ENVELOPE_DEPTH + 1)
     except ArtifactError as exc:
         raise ValidationError([{"loc": ("body",), "msg": str(exc), "type": "invalid"}]) from exc
     except ValueError as exc:
         raise ValidationError(
             [{"loc": ("body",), "msg": "not valid JSON", "type": "json_invalid"}]
         ) from exc
+    # Strict validation is of JSON text: the body itself, or the mended value written out.
+    text = raw if mended is None else json.dumps(data)
     try:
         if isinstance(data, list):
-            return _MANY.validate_json(raw, strict=True)
-        return [_ONE.validate_json(raw, strict=True)]
+            bundles = _MANY.validate_json(text, strict=True)
+        else:
+            bundles = [_ONE.validate_json(text, strict=True)]
     except PydanticValidationError as exc:
         errors = exc.errors(include_url=False, include_input=False, include_context=False)
         raise ValidationError(clean_errors(errors, ("body",))) from exc
@@ -100,6 +115,25 @@ def parse_bundles(raw: bytes) -> list[TrialBundle]:
         raise ValidationError(
             [{"loc": ("body",), "msg": "a date or number is out of range", "type": "value_error"}]
         ) from exc
+    if mended is None:
+        return bundles
+    return [with_problems(b, problems) for b, problems in zip(bundles, mended, strict=True)]
+
+
+def _read(raw: bytes, max_depth: int) -> tuple[Any, list[list[IngestProblem]] | None]:
+    """The body's value, and each bundle's mended spots (None: nothing needed mending).
+
+    orjson reads a body that needs no care; one it refuses is read carefully and each
+    bundle in it mended on its own, so every problem lands on its own trial.
+    """
+    value = loads_fast(raw, max_depth)
+    if value is not NOT_FAST:
+        return value, None
+    marked = loads_marked(raw, max_depth)
+    items = marked if isinstance(marked, list) else [marked]
+    mended = [mend(item, ORIGIN) for item in items]
+    values = [item for item, _ in mended]
+    return (values if isinstance(marked, list) else values[0]), [found for _, found in mended]
 
 
 @router.post(

@@ -9,13 +9,25 @@ trials on every request (10,000 trials: 10 to 90 ms a query on PostgreSQL). Inst
 - `TrialReviewed` holds each reviewed trial's first annotation time (the review-progress
   plot groups it by day).
 
+Every kept figure is an integer, so a figure kept through any sequence of writes equals a
+recount exactly (issue 26): adding and subtracting floats drifts in the last digits, and the
+drift grows with every re-ingest. Rewards and costs are floats from artifacts, with no
+precision of their own to keep, so each is rounded once to `SCALE` units (1e-9: a
+nano-reward, a nano-dollar) by the same SQL expression in the triggers and in the recount;
+what is added up is then exact integers. At 1e-9 a page's mean (three decimals) cannot move.
+A reward is in [0, 1] (a check constraint), at most 1e9 units a trial; a cost is counted
+only within [0, `MAX_COUNTED_COST`] dollars (1e15 units a trial), so a 64-bit sum holds
+thousands of million-dollar trials and a nonsense cost can neither overflow it nor stop a
+trial from being written.
+
 Both are kept by database triggers (review migration 0008, where their SQL is written out
-for each vendor), not by application code: trials are written by bulk INSERT and COPY
-(ingest, the demo seed), by bulk updates, by `save()`, and deleted by cascades from their
-job, and a trigger sees every one of those, in the writing transaction. On PostgreSQL the
-triggers run once per statement over its transition tables (a COPY of 10,000 trials is one
-grouped upsert); SQLite has row triggers only. A deleted or updated trial's old counts are
-subtracted with an UPDATE (never an insert), so a tally row that is already gone stays gone.
+for each vendor, and 0010, which made the sums integers), not by application code: trials
+are written by bulk INSERT and COPY (ingest, the demo seed), by bulk updates, by `save()`,
+and deleted by cascades from their job, and a trigger sees every one of those, in the
+writing transaction. On PostgreSQL the triggers run once per statement over its transition
+tables (a COPY of 10,000 trials is one grouped upsert); SQLite has row triggers only. A
+deleted or updated trial's old counts are subtracted with an UPDATE (never an insert), so a
+tally row that is already gone stays gone.
 
 This module names the counters (the pages read them by these names) and writes the
 recount, `rebuild`, from the same rules: for data written with the triggers absent (a
@@ -30,6 +42,10 @@ from typing import Any
 from rewards import rules
 
 BINS = 10
+# Kept sums count units of 1 / SCALE (review.models.JobTally.reward_units, cost_units).
+SCALE = 1_000_000_000
+# Dollars: a trial's cost above this (or below zero) is not counted in a job's cost figures.
+MAX_COUNTED_COST = 1_000_000
 KEY = ("job_id", "task_id", "agent_name", "model_name", "failure_mode")
 
 _GATE_KINDS = (rules.JUDGE_PASS_SCORERS_FAIL, rules.SCORERS_PASS_JUDGE_FAIL, rules.ADVISORY_FAIL)
@@ -44,6 +60,14 @@ def _among(column: str, values: tuple[str, ...]) -> str:
     return _when(f"{{r}}.{column} IN ({', '.join(repr(v) for v in values)})")
 
 
+def _units(value: str) -> str:
+    """`value` rounded to a whole number of `SCALE` units, in either database's SQL."""
+    return f"CAST(ROUND({value} * {SCALE}) AS BIGINT)"
+
+
+_COUNTED_COST = f"{{r}}.cost_usd >= 0 AND {{r}}.cost_usd <= {MAX_COUNTED_COST}"
+
+
 def _bin(i: int) -> str:
     low, high = i / BINS, (i + 1) / BINS
     upper = f"{{r}}.reward <= {high!r}" if i == BINS - 1 else f"{{r}}.reward < {high!r}"
@@ -53,7 +77,7 @@ def _bin(i: int) -> str:
 # Each counter: its column and what one trial adds to it ({r}: the trial row, {k}: its task).
 COUNTERS: tuple[tuple[str, str], ...] = (
     ("trials", "1"),
-    ("reward_sum", "{r}.reward"),
+    ("reward_units", _units("{r}.reward")),
     ("valid", _when("{r}.is_valid")),
     ("scorer_pass", _among("scorer_verdict", ("PASS",))),
     ("scorer_ran", _among("scorer_verdict", ("PASS", "FAIL"))),
@@ -69,8 +93,8 @@ COUNTERS: tuple[tuple[str, str], ...] = (
     ("human_pass", _among("human_judgment", ("pass",))),
     ("human_decided", _among("human_judgment", ("pass", "fail"))),
     *((f"bin{i}", _bin(i)) for i in range(BINS)),
-    ("cost_sum", "COALESCE({r}.cost_usd, 0)"),
-    ("cost_n", _when("{r}.cost_usd IS NOT NULL")),
+    ("cost_units", f"CASE WHEN {_COUNTED_COST} THEN {_units('{r}.cost_usd')} ELSE 0 END"),
+    ("cost_n", _when(_COUNTED_COST)),
     ("tokens_sum", "COALESCE({r}.n_input_tokens + {r}.n_output_tokens, 0)"),
     ("tokens_n", _when("{r}.n_input_tokens IS NOT NULL AND {r}.n_output_tokens IS NOT NULL")),
 )

@@ -107,7 +107,8 @@ def _summed(rows: list[tuple[Any, ...]]) -> dict[str, Any]:
         **totals,
         "trial_count": n,
         "valid_count": totals["valid"],
-        "mean_reward": totals["reward_sum"] / n if n else None,
+        "mean_reward": int(totals["reward_units"]) / (job_tallies.SCALE * n) if n else None,
+        "cost_sum": int(totals["cost_units"]) / job_tallies.SCALE,
     }
 
 

@@ -17,7 +17,7 @@ from pydantic import ValidationError
 
 from rewards.ingest.files import ArtifactError, Limits, Problem, decode_text, too_deep
 from rewards.ingest.storable import line_may_hold_non_finite, loads_line, may_hold_surrogates
-from rewards.schemas import TrialBundle, describe_validation_error
+from rewards.schemas import IngestProblem, TrialBundle, describe_validation_error
 
 # A bundle carries its trial's artifacts (each up to the artifact limit) and a few levels of
 # envelope around them.
@@ -64,9 +64,12 @@ def _json_invalid(exc: ValidationError) -> bool:
 def _parse_mended(text: str, max_depth: int, where: str) -> TrialBundle:
     data, mended = loads_line(text, max_depth, where)
     # Strict validation is of JSON text, as for any line (a datetime is a string there).
-    bundle = TrialBundle.model_validate_json(json.dumps(data), strict=True)
-    if not mended:
-        return bundle
+    return with_problems(TrialBundle.model_validate_json(json.dumps(data), strict=True), mended)
+
+
+def with_problems(bundle: TrialBundle, mended: list[IngestProblem]) -> TrialBundle:
+    """`bundle` with the spots mended while reading it (`storable.mend`) among its trial's
+    ingestion problems."""
     trial = bundle.trial
     # An exported bundle already lists what was mended when it was first read.
     new = [problem for problem in mended if problem not in trial.ingest_problems]

@@ -77,7 +77,7 @@ def loads_storable(raw: bytes, max_depth: int, file: str) -> tuple[Any, list[Ing
     if value is not NOT_FAST:
         return value, []
     return mend(
-        loads_careful(raw, max_depth, parse_constant=_constant, parse_float=_float, parse_int=_int),
+        loads_marked(raw, max_depth),
         file,
         # A UTF-16 or UTF-32 document hides its escapes from a byte search: looked at whole.
         surrogates=_SURROGATE_ESCAPE_BYTES.search(raw) is not None or b"\x00" in raw[:4],
@@ -86,12 +86,15 @@ def loads_storable(raw: bytes, max_depth: int, file: str) -> tuple[Any, list[Ing
 
 def loads_line(text: str, max_depth: int, file: str) -> tuple[Any, list[IngestProblem]]:
     """A bundle line's value read carefully and mended (the line as text, already decoded)."""
-    return mend(
-        loads_careful(
-            text, max_depth, parse_constant=_constant, parse_float=_float, parse_int=_int
-        ),
-        file,
-        surrogates=may_hold_surrogates(text),
+    return mend(loads_marked(text, max_depth), file, surrogates=may_hold_surrogates(text))
+
+
+def loads_marked(raw: bytes | str, max_depth: int) -> Any:
+    """The document read carefully, each value no column can hold still standing as its
+    text, for `mend` to turn into problems (one document holding several bundles is mended
+    one bundle at a time); raises ArtifactError as `formats.loads_bounded` does."""
+    return loads_careful(
+        raw, max_depth, parse_constant=_constant, parse_float=_float, parse_int=_int
     )
 
 
