@@ -110,3 +110,11 @@ class _Elements(HTMLParser):
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         self.found.append((tag, attrs))
+
+
+@pytest.mark.parametrize(
+    ("source", "plain"),
+    [("I will compute it.", True), ("a <b> & c", True), ("**x**", False), ("a\n\nb", False)],
+)
+def test_plain_prose_needs_no_raw_view(source: str, plain: bool) -> None:
+    assert text.markdown(source).plain is plain

@@ -181,3 +181,16 @@ def test_the_agent_logs_as_one_bounded_text_for_a_judge(desk: dict[str, Path]) -
     assert text.startswith("== agent/claude-code.txt ==\n")
     assert "== agent/command-0/stdout.txt ==" in text
     assert len(agent_log_text(str(desk["logs-only"]), max_chars=50)) == 50
+
+
+def test_a_symlinked_folder_inside_the_trial_is_listed_not_walked(tmp_path: Path) -> None:
+    write_files(tmp_path, {"artifacts/a.txt": "a", "artifacts/sub/b.txt": "b"})
+    # Each would lead round in a loop if walked.
+    for i in range(20):
+        os.symlink(tmp_path / "artifacts", tmp_path / "artifacts" / "sub" / f"loop{i}")
+    [section] = TrialFolder(str(tmp_path)).artifacts()
+    by_path = {a.path: a for a in section.artifacts}
+    assert by_path["artifacts/a.txt"].text == "a"
+    assert by_path["artifacts/sub/b.txt"].text == "b"
+    assert by_path["artifacts/sub/loop0"].error == "not a regular file"
+    assert len(section.artifacts) == 22

@@ -16,6 +16,7 @@ Both read text that an agent under evaluation may have written (DESIGN §9), so:
 
 from __future__ import annotations
 
+import html
 import re
 from dataclasses import dataclass
 from functools import lru_cache
@@ -187,6 +188,17 @@ def _parser() -> MarkdownIt:
         .enable(["table", "strikethrough"])
         .disable(["link", "image", "autolink", "reference"])
     )
+
+
+@dataclass(frozen=True)
+class Markdown:
+    html: str  # sanitised: safe to put in a page as it is
+    plain: bool  # one paragraph of plain text: the raw view would show the same
+
+
+def markdown(text: str) -> Markdown:
+    rendered = markdown_html(text)
+    return Markdown(rendered, rendered == f"<p>{html.escape(text.strip(), quote=False)}</p>\n")
 
 
 def markdown_html(text: str) -> str:

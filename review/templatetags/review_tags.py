@@ -216,10 +216,11 @@ def terminal(value: Any) -> text.TerminalText:
 
 
 @register.filter
-def markdown(value: Any) -> SafeString:
+def markdown(value: Any) -> text.Markdown:
     """Agent markdown rendered with raw HTML off and sanitised by nh3 (review.pages.text):
-    the one filter that marks agent text safe, after sanitising it."""
-    return mark_safe(text.markdown_html(value if isinstance(value, str) else str(value or "")))
+    the one place agent text is marked safe, after sanitising it."""
+    rendered = text.markdown(value if isinstance(value, str) else str(value or ""))
+    return text.Markdown(mark_safe(rendered.html), rendered.plain)
 
 
 @register.filter

@@ -235,15 +235,18 @@ class TrialFolder:
         """(path in the trial folder, folder, name, size) of the regular files under `top`,
         breadth first and sorted, at most `MAX_ENTRIES`; the rest counted in `section.more`."""
         pending = [(top, 0)]
-        listed = 0
+        listed = walked = 0
         while pending:
             folder, depth = pending.pop(0)
             for name in sorted(folder.entries):
                 entry = folder.entries[name]
                 rel = folder.rel_to(name)
-                if folder.is_dir(name):
+                if _is_real_dir(entry):
+                    # Real sub-folders only (a symlinked one could lead round in a loop; it
+                    # is listed, and refused when read), and no more of them than entries.
+                    walked += 1
                     child = self._child(folder, name)
-                    if child is not None and depth + 1 < MAX_DEPTH:
+                    if child is not None and depth + 1 < MAX_DEPTH and walked <= MAX_ENTRIES:
                         pending.append((child, depth + 1))
                     continue
                 if listed >= MAX_ENTRIES:
@@ -309,6 +312,13 @@ class TrialFolder:
         if text is None:
             return ArtifactFile(rel, size)
         return ArtifactFile(rel, size, text=text, cut=max(0, size - len(head)))
+
+
+def _is_real_dir(entry: os.DirEntry[str]) -> bool:
+    try:
+        return entry.is_dir(follow_symlinks=False)
+    except OSError:
+        return False
 
 
 def _is_log(name: str) -> bool:
