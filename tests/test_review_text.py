@@ -118,3 +118,7 @@ class _Elements(HTMLParser):
 )
 def test_plain_prose_needs_no_raw_view(source: str, plain: bool) -> None:
     assert text.markdown(source).plain is plain
+
+
+def test_an_agents_lines_stay_lines() -> None:
+    assert text.markdown_html("city,high\nLisbon,21") == "<p>city,high<br>\nLisbon,21</p>\n"

@@ -182,9 +182,13 @@ MARKDOWN_ATTRIBUTES = {"ol": {"start"}}
 @lru_cache(maxsize=1)
 def _parser() -> MarkdownIt:
     # Raw HTML off: an agent's markup is shown as the text it is. Links and images off: an
-    # artifact's URL stays text (DESIGN §9), and an image would fetch its URL.
+    # artifact's URL stays text (DESIGN §9), and an image would fetch its URL. A line break
+    # stays one: an agent's message is as often plain lines (a CSV, a listing) as markdown.
     return (
-        MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False})
+        MarkdownIt(
+            "commonmark",
+            {"html": False, "linkify": False, "typographer": False, "breaks": True},
+        )
         .enable(["table", "strikethrough"])
         .disable(["link", "image", "autolink", "reference"])
     )

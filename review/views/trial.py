@@ -154,6 +154,7 @@ def _tab_context(trial: Trial, state: TrialPageForm, nav: TrialNav) -> dict[str,
         "tabs": [(value, label, nav.tab_url(page_url, value)) for value, label in TAB_CHOICES],
         "detail": detail,
         "nav": nav,
+        "exception_url": nav.tab_url(page_url, "exception"),
     }
     if tab == "trajectory":
         kinds = state.step_kinds

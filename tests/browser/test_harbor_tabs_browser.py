@@ -91,9 +91,11 @@ def test_the_timeout_header_names_the_exception_and_its_message(
     b = browse(f.make_user("rita", "reviewer"))
     b.goto(f"/trials/{trial.pk}/")
     header = b.page.locator("header.trial-head .exception-head")
-    assert header.inner_text() == (
+    assert header.inner_text().startswith(
         "AgentTimeoutError: Agent execution timed out after 600.0 seconds"
     )
+    header.get_by_role("link", name="Exception and traceback").click()
+    b.page.locator(".tab-panel").get_by_text("raise AgentTimeoutError(message)").wait_for()
 
 
 def test_colour_renders_and_the_raw_toggle_shows_the_text_as_stored(
