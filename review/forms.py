@@ -56,11 +56,18 @@ class AnnotationForm(forms.Form):
         return categories
 
 
+# Harbor's viewer's tabs first (the ones read from the trial folder when opened:
+# rewards.ingest.trial_files), then the contract format's diff and command output.
 TAB_CHOICES = [
     ("trajectory", "Trajectory"),
+    ("agent-logs", "Agent logs"),
+    ("verifier", "Verifier logs"),
+    ("trial-log", "Trial log"),
+    ("artifacts", "Artifacts"),
+    ("analysis", "Analysis"),
+    ("exception", "Exception"),
     ("diff", "Workspace diff"),
     ("output", "Command output"),
-    ("verifier", "Verifier"),
 ]
 DEFAULT_TAB = "trajectory"
 
@@ -112,6 +119,12 @@ class TrialPageForm(forms.Form):
         if not cleaned.get("filtered"):
             return list(STEP_KINDS)
         return list(cleaned.get("show") or [])
+
+
+class TrialFileForm(forms.Form):
+    """`?path=…`: a file of the trial's folder, by its path inside it."""
+
+    path = forms.CharField(max_length=1000)
 
 
 class ScorerRowForm(forms.Form):

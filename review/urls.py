@@ -19,6 +19,7 @@ urlpatterns = [
     path("", views.explorer, name="explorer"),
     path("trials/<int:pk>/", views.trial_detail, name="trial-detail"),
     path("trials/<int:pk>/scorers/<int:position>/", views.scorer_row, name="scorer-row"),
+    path("trials/<int:pk>/files/", views.trial_file, name="trial-file"),
     path("trials/<int:pk>/annotations/", views.annotate, name="annotate"),
     path("trials/<int:pk>/rejudge/", judging.rejudge_one, name="rejudge"),
     path("rejudge/", judging.rejudge_filter, name="rejudge-filter"),

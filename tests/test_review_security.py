@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import re
 from html.parser import HTMLParser
+from pathlib import Path
 
 import pytest
 from django.test import Client
 
+from review.forms import TAB_CHOICES
 from rewards.models import Trial
 from tests import review_factories as f
+from tests.harbor_desk import ingest_desk, trial_name
+from tests.ingest_helpers import write_files
 
 pytestmark = pytest.mark.django_db
 
@@ -28,7 +32,7 @@ def _pages(client: Client, trial: Trial) -> dict[str, str]:
         "trial": f"/trials/{trial.pk}/",
         "jobs": "/jobs/",
         "job": f"/jobs/{trial.job_id}/",
-        **{f"tab-{t}": f"/trials/{trial.pk}/?tab={t}" for t in ("diff", "output", "verifier")},
+        **{f"tab-{t}": f"/trials/{trial.pk}/?tab={t}" for t, _ in TAB_CHOICES},
         "scorers-open": f"/trials/{trial.pk}/?open=0,1",
     }
     pages = {name: client.get(url).content.decode() for name, url in urls.items()}
@@ -170,3 +174,60 @@ def test_artifact_urls_never_become_links(client: Client) -> None:
     assert "https://evil.example/x" in html
     assert 'href="https://evil.example' not in html
     assert 'href="http://evil.example' not in html
+
+
+# Escape sequences that try to smuggle markup: through the SGR parameters, an OSC 8 link, a
+# title, and markup between colour codes.
+SMUGGLING = (
+    '\x1b[31;"><script>window.__pwned=5</script>m'
+    "\x1b]8;;javascript:alert(6)\x07click\x1b]8;;\x07"
+    '\x1b]0;<img src=x onerror="alert(7)">\x07'
+    '\x1b[32m<iframe src="javascript:alert(8)"></iframe>\x1b[0m'
+)
+HOSTILE_MARKDOWN = (
+    "# Report\n\n"
+    f"{f.HOSTILE}\n\n"
+    "[click](javascript:alert(9)) [site](https://evil.example/x) <https://evil.example/a>\n\n"
+    "![pixel](https://evil.example/p.png)\n\n"
+    "<div onclick=alert(10)>raw html</div>\n"
+)
+
+
+def test_hostile_text_in_a_harbor_folder_is_inert_on_every_tab(
+    client: Client, tmp_path: Path
+) -> None:
+    folders = ingest_desk(tmp_path)
+    for kind in ("logs-only", "analysis"):
+        write_files(
+            folders[kind],
+            {
+                "agent/hostile.txt": f"{SMUGGLING}\n{f.HOSTILE}",
+                "trial.log": SMUGGLING,
+                "verifier/test-stderr.txt": SMUGGLING,
+                "artifacts/hostile.html": f.HOSTILE,
+                "artifacts/hostile.md": HOSTILE_MARKDOWN,
+                "analysis.md": HOSTILE_MARKDOWN,
+                "analysis.json": {"summary": f.HOSTILE},
+            },
+        )
+    f.login(client, "rita", "reviewer")
+    for kind in ("logs-only", "analysis"):
+        trial = Trial.objects.get(name=trial_name(kind))
+        for tab, _ in TAB_CHOICES:
+            html = client.get(f"/trials/{trial.pk}/?tab={tab}").content.decode()
+            assert f.HOSTILE not in html, (kind, tab)
+            assert _injections(html) == [], (kind, tab)
+            assert "__pwned=5</script>" not in html, (kind, tab)
+    trial = Trial.objects.get(name=trial_name("analysis"))
+    logs = client.get(f"/trials/{trial.pk}/?tab=agent-logs").content.decode()
+    # Shown literally: the markup as text, the link's text without its URL, and in the raw
+    # view the escape characters themselves.
+    assert "&lt;script&gt;window.__pwned=1;" in logs
+    assert "&lt;iframe src=&quot;javascript:alert(8)&quot;&gt;&lt;/iframe&gt;" in logs
+    assert "click" in logs
+    assert "javascript:alert(6)" not in logs.split('text-raw">')[0]
+    assert "␛]8;;javascript:alert(6)" in logs
+    analysis = client.get(f"/trials/{trial.pk}/?tab=analysis").content.decode()
+    assert "<h1>Report</h1>" in analysis
+    assert "[click](javascript:alert(9))" in analysis
+    assert "&lt;div onclick=alert(10)&gt;raw html&lt;/div&gt;" in analysis

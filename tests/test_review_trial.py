@@ -278,7 +278,19 @@ def _busy_trial(size: int) -> Trial:
 
 @pytest.mark.parametrize("size", [1, 20])
 @pytest.mark.parametrize(
-    ("tab", "expected"), [("", 10), ("diff", 10), ("output", 10), ("verifier", 11)]
+    ("tab", "expected"),
+    [
+        ("", 10),
+        ("diff", 10),
+        ("output", 10),
+        ("verifier", 11),
+        # The tabs read from the trial's folder read no row more.
+        ("agent-logs", 10),
+        ("trial-log", 10),
+        ("artifacts", 10),
+        ("analysis", 10),
+        ("exception", 10),
+    ],
 )
 def test_the_trial_page_runs_a_fixed_number_of_queries(
     client: Client,

@@ -284,6 +284,13 @@ def phase_timings(timings: Any) -> list[tuple[str, float]]:
     return phases
 
 
+def exception_time(timings: Any) -> datetime | None:
+    """When the trial's exception occurred, as Harbor recorded it (kept in the timings)."""
+    if not isinstance(timings, Mapping):
+        return None
+    return _parse_time(timings.get("exception_occurred_at"))
+
+
 def tags_by_source(tags: Iterable[ErrorTag]) -> list[tuple[str, list[ErrorTag]]]:
     groups: dict[str, list[ErrorTag]] = {}
     for tag in tags:

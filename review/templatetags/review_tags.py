@@ -11,10 +11,11 @@ from typing import Any
 from django import template
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.utils.html import format_html
-from django.utils.safestring import SafeString
+from django.utils.safestring import SafeString, mark_safe
 
 from review import roles
 from review.http import path_of
+from review.pages import text
 from rewards.models import Disagreement, HumanDisagreement
 
 register = template.Library()
@@ -205,3 +206,24 @@ def main_nav_links(context: Any) -> list[tuple[str, str, bool]]:
         for label, name, current, needs in _NAV
         if not needs or may[needs]
     ]
+
+
+# --- agent-written text (review.pages.text) -----------------------------------------------------
+@register.filter
+def terminal(value: Any) -> text.TerminalText:
+    """Text with its ANSI colour read into segments, for review/includes/terminal_text.html."""
+    return text.terminal(value if isinstance(value, str) else str(value or ""))
+
+
+@register.filter
+def markdown(value: Any) -> text.Markdown:
+    """Agent markdown rendered with raw HTML off and sanitised by nh3 (review.pages.text):
+    the one place agent text is marked safe, after sanitising it."""
+    rendered = text.markdown(value if isinstance(value, str) else str(value or ""))
+    return text.Markdown(mark_safe(rendered.html), rendered.plain)
+
+
+@register.filter
+def visible_escapes(value: Any) -> str:
+    """The text as stored, its escape characters shown as ␛ (a browser shows none)."""
+    return str(value or "").replace(text.ESC, "␛")

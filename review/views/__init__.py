@@ -1,5 +1,13 @@
 from review.views.explorer import explorer
 from review.views.jobs import job_detail, job_list
-from review.views.trial import annotate, scorer_row, trial_detail
+from review.views.trial import annotate, scorer_row, trial_detail, trial_file
 
-__all__ = ["annotate", "explorer", "job_detail", "job_list", "scorer_row", "trial_detail"]
+__all__ = [
+    "annotate",
+    "explorer",
+    "job_detail",
+    "job_list",
+    "scorer_row",
+    "trial_detail",
+    "trial_file",
+]

@@ -24,6 +24,7 @@ from review.http import HttpRequest
 from review.models import Annotation, ReviewerProfile, add_annotation
 from review.pages import presenters
 from review.roles import annotate_required
+from rewards.ingest.trial_files import TrialFolder, TrialFolderGone, step_order
 from rewards.models import Trial, TrialDetail
 
 # What a blind reviewer may read of the trial row: nothing automated, nothing human.
@@ -36,6 +37,8 @@ BLIND_FIELDS = (
     "task__instruction",
     "agent_name",
     "model_name",
+    "source_path",
+    "timings",
 )
 ARTIFACT_FIELDS = (
     "trajectory",
@@ -58,6 +61,8 @@ class BlindTrial:
     instruction: str
     agent: str
     model: str
+    source_path: str
+    timings: Any
 
 
 def _blind_trial(pk: int) -> BlindTrial:
@@ -111,17 +116,33 @@ def blind_review(request: HttpRequest, pk: int) -> HttpResponse:
         )
         form = AnnotationForm(initial={"reviewer_discipline": discipline or ""})
     detail = TrialDetail.objects.filter(trial_id=pk).only(*ARTIFACT_FIELDS).first()
+    trajectory = presenters.trajectory(detail.trajectory if detail else None, STEP_KINDS)
     context: dict[str, Any] = {
         "trial": trial,
         "form": form,
         "detail": detail,
-        "trajectory": presenters.trajectory(detail.trajectory if detail else None, STEP_KINDS),
+        "trajectory": trajectory,
+        **_logs_without_trajectory(trial, trajectory),
         "diff": presenters.diff(detail.workspace_diff if detail else ""),
         "query": query.urlencode(),
         "skip_url": f"{reverse('review:queue-skip')}?{_filters_only(query)}",
     }
     status = 400 if request.method == "POST" else 200
     return render(request, "review/blind_review.html", context, status=status)
+
+
+def _logs_without_trajectory(
+    trial: BlindTrial, trajectory: presenters.Trajectory
+) -> dict[str, Any]:
+    """A trial with no trajectory is judged on the agent's logs and Harbor's trial log,
+    read from its folder (what a reviewer would otherwise open beside the page)."""
+    if trajectory.total_steps or trajectory.unreadable:
+        return {}
+    try:
+        folder = TrialFolder(trial.source_path, step_order=step_order(trial.timings))
+    except TrialFolderGone as gone:
+        return {"folder_gone": str(gone)}
+    return {"log_sections": folder.agent_logs(), "trial_log": folder.trial_log()}
 
 
 def _filters_only(query: QueryDict) -> str:

@@ -8,11 +8,11 @@ from typing import Any
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
-from django.http import HttpResponse, HttpResponseRedirect, QueryDict
+from django.http import Http404, HttpResponse, HttpResponseRedirect, QueryDict
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
 from django.urls import reverse
-from django.utils.http import urlencode
+from django.utils.http import content_disposition_header, urlencode
 from django.views.decorators.http import require_GET, require_POST
 from django.views.decorators.vary import vary_on_headers
 
@@ -23,6 +23,7 @@ from review.forms import (
     TAB_CHOICES,
     AnnotationForm,
     ScorerRowForm,
+    TrialFileForm,
     TrialPageForm,
 )
 from review.http import HttpRequest, wants_fragment
@@ -31,6 +32,8 @@ from review.pages import presenters
 from review.pages.navigation import TrialNav, trial_url
 from review.roles import annotate_required, browse_required, can_annotate, can_browse
 from rewards import reports
+from rewards.ingest.files import ArtifactError
+from rewards.ingest.trial_files import TrialFolder, TrialFolderGone, step_order
 from rewards.models import (
     ErrorTag,
     EvaluationResult,
@@ -46,15 +49,14 @@ TEMPLATE = "review/trial.html"
 TAB_DETAIL_FIELDS = {
     "trajectory": ("trajectory",),
     "diff": ("workspace_diff",),
-    "output": (
-        "command",
-        "exit_code",
-        "stdout_tail",
-        "stderr_tail",
-        "final_response",
-        "exception_traceback",
-    ),
+    "output": ("command", "exit_code", "stdout_tail", "stderr_tail", "final_response"),
     "verifier": ("verifier_stdout", "ctrf"),
+    "exception": ("exception_traceback",),
+    # Read from the trial's folder when opened (rewards.ingest.trial_files).
+    "agent-logs": (),
+    "trial-log": (),
+    "artifacts": (),
+    "analysis": (),
 }
 DETAIL_BLOBS = frozenset(
     field.name
@@ -153,11 +155,13 @@ def _tab_context(trial: Trial, state: TrialPageForm, nav: TrialNav) -> dict[str,
         "tabs": [(value, label, nav.tab_url(page_url, value)) for value, label in TAB_CHOICES],
         "detail": detail,
         "nav": nav,
+        "exception_url": nav.tab_url(page_url, "exception"),
     }
     if tab == "trajectory":
         kinds = state.step_kinds
         trajectory = presenters.trajectory(detail.trajectory if detail else None, kinds)
         context["trajectory"] = trajectory
+        context["agent_logs_url"] = nav.tab_url(page_url, "agent-logs")
         context["step_filters"] = [
             {
                 "value": value,
@@ -169,7 +173,11 @@ def _tab_context(trial: Trial, state: TrialPageForm, nav: TrialNav) -> dict[str,
         ]
     elif tab == "diff":
         context["diff"] = presenters.diff(detail.workspace_diff if detail else "")
-    elif tab == "verifier":
+    elif tab == "exception":
+        context["occurred_at"] = presenters.exception_time(trial.timings)
+    if tab in FOLDER_TABS:
+        context.update(_folder_context(trial, tab))
+    if tab == "verifier":
         context["ctrf"] = reports.ctrf(detail.ctrf if detail else None)
         current = (
             EvaluationResult.objects.filter(trial=trial, is_current=True)
@@ -179,6 +187,26 @@ def _tab_context(trial: Trial, state: TrialPageForm, nav: TrialNav) -> dict[str,
         context["raw_files"] = presenters.raw_artifact_files(
             current.raw_artifacts if current else None
         )
+    return context
+
+
+# The tabs that read the trial's folder, and what each reads of it.
+FOLDER_TABS = {
+    "agent-logs": lambda folder: {"sections": folder.agent_logs()},
+    "verifier": lambda folder: {"sections": folder.verifier_logs()},
+    "trial-log": lambda folder: {"trial_log": folder.trial_log()},
+    "artifacts": lambda folder: {"sections": folder.artifacts()},
+    "analysis": lambda folder: {"analysis": folder.analysis()},
+}
+
+
+def _folder_context(trial: Trial, tab: str) -> dict[str, Any]:
+    """What the open tab shows of the trial's folder, or why the folder cannot be read."""
+    try:
+        folder = TrialFolder(trial.source_path, step_order=step_order(trial.timings))
+    except TrialFolderGone as gone:
+        return {"folder_gone": str(gone)}
+    context: dict[str, Any] = FOLDER_TABS[tab](folder)
     return context
 
 
@@ -333,6 +361,37 @@ def scorer_row(request: HttpRequest, pk: int, position: int) -> HttpResponse:
     )
     [row] = _scorer_links(trial, [row], request.GET)
     return render(request, f"{TEMPLATE}#scorer-row", {"trial": trial, "row": row})
+
+
+@require_GET
+@login_required
+@browse_required
+def trial_file(request: HttpRequest, pk: int) -> HttpResponse:
+    """A file of the trial's folder (`?path=` inside it), always as a download."""
+    trial = _get_trial_for(request, pk)
+    form = TrialFileForm(request.GET)
+    if not form.is_valid():
+        return HttpResponse(
+            "Name a file of the trial folder with ?path=.", status=400, content_type="text/plain"
+        )
+    path = form.cleaned_data["path"]
+    try:
+        data, content_type = TrialFolder(trial.source_path).download(path)
+    except TrialFolderGone as gone:
+        raise Http404(str(gone)) from gone
+    except FileNotFoundError as missing:
+        raise Http404("No such file in the trial folder.") from missing
+    except ArtifactError as refused:
+        # The message never quotes file content (rewards.ingest.files).
+        return HttpResponse(f"Not served: {refused}", status=403, content_type="text/plain")
+    response = HttpResponse(data, content_type=content_type)
+    response["Content-Disposition"] = content_disposition_header(
+        as_attachment=True, filename=path.rsplit("/", 1)[-1]
+    )
+    response["X-Content-Type-Options"] = "nosniff"
+    # Served from the app's origin: a file the browser did render could not run anything.
+    response["Content-Security-Policy"] = "sandbox; default-src 'none'"
+    return response
 
 
 @require_POST

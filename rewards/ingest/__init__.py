@@ -5,6 +5,8 @@ One module a concept; imports flow one way, from the bottom of this list up:
 - `files`: reading inside the folder given, bounded (sizes, JSON depth, no escaping links);
   `parts`: one trial's files read part by part, what does not validate kept raw;
 - `harbor`, `contract`, `bundles`: the readers, each input to a `TrialBundle`;
+  `trial_files`: the rest of a Harbor trial folder (logs, artifacts, analysis), read when a
+  page shows it, not at ingest;
 - `discover`: a PATH walked into work items, and an item read into its bundles, filed
   under `--job` (`filed_under`, for every reader alike);
 - `mapping` (a bundle's column values for each table), `digest` (its content digest and

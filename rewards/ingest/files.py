@@ -92,11 +92,13 @@ def artifact_digest(files: Iterable[tuple[str, bytes]]) -> str:
 
 
 # --- bounded file reads -----------------------------------------------------------------------
-def read_regular_file(path: str, max_bytes: int, *, tail: bool = False) -> bytes | None:
+def read_regular_file(
+    path: str, max_bytes: int, *, tail: bool = False, head: bool = False
+) -> bytes | None:
     """The bytes of a regular file, at most `max_bytes`; None when it does not exist.
 
     `tail=True` keeps the last `max_bytes` of a larger file (logs, where the end matters)
-    instead of refusing it.
+    instead of refusing it; `head=True` its first `max_bytes` (a preview).
     """
     try:
         fd = os.open(path, _OPEN_FLAGS)
@@ -111,9 +113,10 @@ def read_regular_file(path: str, max_bytes: int, *, tail: bool = False) -> bytes
             raise ArtifactError("not a regular file")
         expected = info.st_size  # what is left to read, as the file stood when opened
         if info.st_size > max_bytes:
-            if not tail:
+            if not (tail or head):
                 raise ArtifactError(f"larger than the {max_bytes}-byte limit")
-            os.lseek(fd, info.st_size - max_bytes, os.SEEK_SET)
+            if tail:
+                os.lseek(fd, info.st_size - max_bytes, os.SEEK_SET)
             expected = max_bytes
         chunks = []
         remaining = max_bytes + 1
@@ -130,6 +133,8 @@ def read_regular_file(path: str, max_bytes: int, *, tail: bool = False) -> bytes
                 break
         data = b"".join(chunks)
         if len(data) > max_bytes:
+            if head:
+                return data[:max_bytes]
             if not tail:
                 raise ArtifactError(f"larger than the {max_bytes}-byte limit")
             data = data[-max_bytes:]
@@ -311,12 +316,17 @@ class Folder:
         text = repr(seen).encode("utf-8", "surrogateescape")
         return hashlib.blake2b(text, digest_size=16).hexdigest()
 
-    def read(self, name: str, *, tail: bool = False) -> bytes | None:
-        """The bytes of file `name` in this folder; None when there is no such file."""
+    def read(
+        self, name: str, *, tail: bool = False, head: bool = False, max_bytes: int | None = None
+    ) -> bytes | None:
+        """The bytes of file `name` in this folder; None when there is no such file.
+
+        At most the root's byte limit, or `max_bytes` when given (a page reads less)."""
         entry = self.entries.get(name)
         if entry is None:
             return None
-        return read_regular_file(self._target(entry), self.root.limits.max_bytes, tail=tail)
+        limit = self.root.limits.max_bytes if max_bytes is None else max_bytes
+        return read_regular_file(self._target(entry), limit, tail=tail, head=head)
 
     def locate(self, path: str) -> tuple[Folder, str] | None:
         """The folder and file name for a path an artifact names, relative to this folder.

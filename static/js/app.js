@@ -40,6 +40,18 @@
     }
   });
 
+  // "Show raw text": the text as stored (escape codes, markdown source) instead of as
+  // rendered, for everything inside the button's [data-raw-scope].
+  document.addEventListener("click", function (event) {
+    var button = event.target && event.target.closest && event.target.closest("[data-raw-toggle]");
+    if (!button) return;
+    var scope = button.closest("[data-raw-scope]");
+    if (!scope) return;
+    var raw = scope.classList.toggle("show-raw");
+    button.setAttribute("aria-pressed", raw ? "true" : "false");
+    button.textContent = raw ? "Show rendered text" : "Show raw text";
+  });
+
   var JUDGMENTS = { p: "pass", f: "fail", d: "defer" };
 
   // Keyboard (DESIGN §6): j / k next / previous trial (links marked data-hotkey), p / f / d
