@@ -24,6 +24,7 @@ from rewards.ingest import contract
 from rewards.ingest.discover import with_job
 from rewards.ingest.files import Problem, Root
 from rewards.ingest.outcomes import WriteOutcome
+from rewards.ingest.trial_files import agent_log_text
 from rewards.ingest.writer import BundleWriter
 from rewards.models import (
     GradingItem,
@@ -328,13 +329,12 @@ def _run_error(trial: Trial, detail: TrialDetail | None) -> str:
     return "\n".join(part for part in (head, traceback) if part)
 
 
-def stored_judge_input(
-    trial: Trial, expected_outcome: ExpectedOutcome | None = None, *, agent_logs: str = ""
-) -> JudgeInput:
+def stored_judge_input(trial: Trial, expected_outcome: ExpectedOutcome | None = None) -> JudgeInput:
     """What the judge reads about a stored trial, from its rows: a contract trial's diff,
     scorers and command output; a Harbor trial's (a ledger run) instruction, trajectory, run
-    error, verifier tests and output; every trial's reward. `agent_logs` is the text of the
-    agent's own log files, for a caller that has read them (they are not stored)."""
+    error, verifier tests and output; every trial's reward. A Harbor trial with no trajectory
+    is judged on its agent's own log files instead, read (bounded) from its trial folder: they
+    are not stored, and without them the judge would have only the verifier's side."""
     detail = TrialDetail.objects.filter(trial=trial).first()
     scorers = list(ScorerResult.objects.filter(trial=trial).order_by("position"))
     latest = trial.judge_verdicts.order_by(*JudgeVerdict.LATEST_FIRST).first()
@@ -387,7 +387,9 @@ def stored_judge_input(
         verifier_output=detail.verifier_stdout if detail else "",
         reward=trial.reward,
         run_error=_run_error(trial, detail),
-        agent_logs=agent_logs,
+        agent_logs=(
+            agent_log_text(trial.source_path) if not trajectory and trial.source_path else ""
+        ),
     )
 
 
