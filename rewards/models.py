@@ -763,6 +763,13 @@ class GradingBatch(models.Model):
     )
     created_at = models.DateTimeField(auto_now_add=True)
     cancelled_at = models.DateTimeField(null=True, blank=True)
+    # When its items were written. A batch of an explorer filter is created at once and its
+    # trials listed by a worker (`review.grading.list_batch`), so that asking answers at once.
+    listed_at = models.DateTimeField(null=True, blank=True)
+    # The task result id of the worker task listing it, while it waits or runs.
+    lister_id = models.CharField(max_length=64, blank=True)
+    # Why the batch grades nothing: its filter matched no trial, or too many.
+    problem = models.TextField(blank=True)
     # Task result ids of the runners enqueued for this batch (django.tasks), newest last:
     # recovery asks whether one of them is still waiting before it enqueues another.
     runner_ids = models.JSONField(default=list, blank=True)
@@ -774,6 +781,11 @@ class GradingBatch(models.Model):
 
     def __str__(self) -> str:
         return f"grading batch {self.pk}"
+
+    @property
+    def listing(self) -> bool:
+        """Its filter's trials are still being listed by a worker."""
+        return self.listed_at is None and not self.problem and self.cancelled_at is None
 
     @property
     def what(self) -> str:

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
 from django.test import Client
+from django.utils import timezone
+from django_tasks_db.models import DBTaskResult
 
 from review import grading
 from rewards.models import GradingBatch, JudgeVerdict, Trial
@@ -118,11 +122,20 @@ def test_rejudging_a_filter_rejudges_its_trials_only(
     response = client.post("/rejudge/?judge_verdict=FAIL", follow=True)
     batch = GradingBatch.objects.get()
     assert response.redirect_chain == [(f"/batches/{batch.pk}/", 302)]
-    assert "Grading of 3 trials queued" in response.content.decode()
+    page = response.content.decode()
+    assert "Grading queued: a worker lists the filter&#x27;s trials" in page
+    # The request only asked: a worker lists the trials, then judges them.
+    assert "A worker is listing the filter's trials" in page
+    assert 'hx-trigger="every 2s"' in page
     assert batch.query == "judge_verdict=FAIL"
-    assert sorted(batch.items.values_list("trial_id", flat=True)) == [t.pk for t in failing]
+    assert batch.listing
+    assert not batch.items.exists()
     assert judge_server.requests == []
     run_queued_tasks()
+    batch.refresh_from_db()
+    assert not batch.listing
+    assert batch.problem == ""
+    assert sorted(batch.items.values_list("trial_id", flat=True)) == [t.pk for t in failing]
     for trial in failing:
         assert verdicts(trial) == ["FAIL", "PASS"]
     assert verdicts(passing) == ["PASS"]
@@ -137,8 +150,59 @@ def test_a_filter_too_large_or_invalid_is_refused(
         f.make_trial(name=f"t-{i}")
     f.login(client, "admin", staff=True)
     response = client.post("/rejudge/", follow=True)
-    assert "matches more than 2 trials" in response.content.decode()
+    assert response.status_code == 200
+    run_queued_tasks()
+    too_many = GradingBatch.objects.get()
+    page = client.get(f"/batches/{too_many.pk}/").content.decode()
+    assert "This filter matches more than 2 trials: narrow it to grade." in page
+    assert 'hx-trigger="every 2s"' not in page  # nothing left to wait for
+    assert not too_many.items.exists()
+    client.post("/rejudge/?agent=nobody")
+    run_queued_tasks()
+    none = GradingBatch.objects.latest("id")
+    assert none.problem == "This filter matches no trials: nothing to grade."
+    assert "matches no trials" in client.get("/batches/").content.decode()
     response = client.post("/rejudge/?reward_min=lots")
     assert response.status_code == 400
     assert response["Content-Type"].startswith("text/plain")
     assert judge_server.requests == []
+
+
+def test_listing_happens_once_and_a_dead_listers_batch_is_listed_again(
+    client: Client, judge_server: FakeJudge
+) -> None:
+    trials = [f.make_trial(name=f"t-{i}") for i in range(3)]
+    f.login(client, "admin", staff=True)
+    client.post("/rejudge/")
+    batch = GradingBatch.objects.get()
+    # A second lister (recovery's, say) finds the batch listed and writes nothing more.
+    assert grading.list_batch.call(batch.pk) == 3
+    assert grading.list_batch.call(batch.pk) == 0
+    assert sorted(batch.items.values_list("trial_id", flat=True)) == [t.pk for t in trials]
+    # A batch whose lister's worker died mid-task: its task stays "running", the batch
+    # unlisted; after a lease, recovery enqueues a new lister, which lists it.
+    client.post("/rejudge/")
+    stuck = GradingBatch.objects.latest("id")
+    DBTaskResult.objects.filter(id=stuck.lister_id).update(status="RUNNING")
+    assert grading.recover_listing() == []  # within its lease: the lister may be at work
+    GradingBatch.objects.filter(pk=stuck.pk).update(created_at=timezone.now() - timedelta(hours=1))
+    assert grading.recover_listing() == [stuck.pk]
+    run_queued_tasks()
+    stuck.refresh_from_db()
+    assert not stuck.listing
+    assert stuck.items.count() == 3
+
+
+def test_a_batch_cancelled_before_listing_lists_nothing(
+    client: Client, judge_server: FakeJudge
+) -> None:
+    f.make_trial(name="t")
+    f.login(client, "admin", staff=True)
+    client.post("/rejudge/")
+    batch = GradingBatch.objects.get()
+    response = client.post(f"/batches/{batch.pk}/cancel/", follow=True)
+    assert "cancelled before its trials were listed" in response.content.decode()
+    run_queued_tasks()
+    batch.refresh_from_db()
+    assert batch.listed_at is not None
+    assert not batch.items.exists()

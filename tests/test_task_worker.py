@@ -41,8 +41,9 @@ def test_a_worker_process_judges_a_filter_after_the_request_has_answered(
     response = client.post("/rejudge/?judge_verdict=FAIL")
     batch = GradingBatch.objects.get()
     assert (response.status_code, response["Location"]) == (302, f"/batches/{batch.pk}/")
-    # One runner per trial up to RUNNERS_PER_BATCH (4): three here, not one task per trial.
-    assert DBTaskResult.objects.count() == 3
+    # The request enqueued the lister alone; the worker lists the three trials and enqueues
+    # one runner per trial up to RUNNERS_PER_BATCH (4): three here, not one task per trial.
+    assert DBTaskResult.objects.count() == 1
     assert JudgeVerdict.objects.count() == 4  # the ingested ones only
     # The worker has picked a task up and is waiting on the judge.
     assert _wait_for(lambda: len(judge_server.requests) >= 1)
@@ -54,6 +55,6 @@ def test_a_worker_process_judges_a_filter_after_the_request_has_answered(
             "FAIL",
         ]
     assert _wait_for(
-        lambda: DBTaskResult.objects.filter(status=TaskResultStatus.SUCCESSFUL).count() == 3
+        lambda: DBTaskResult.objects.filter(status=TaskResultStatus.SUCCESSFUL).count() == 4
     )
     assert worker_process.poll() is None  # still serving

@@ -17,7 +17,7 @@ from django.views.decorators.vary import vary_on_headers
 
 from review import grading
 from review.filtering.form import TrialFilterForm, filter_errors
-from review.grading import BATCHES_SHOWN, FAILURES_SHOWN, filter_trial_ids
+from review.grading import BATCHES_SHOWN, FAILURES_SHOWN
 from review.http import HttpRequest, wants_fragment
 from review.roles import staff_required
 from rewards.models import GradingBatch, GradingItem, Trial
@@ -69,22 +69,12 @@ def rejudge_filter(request: HttpRequest) -> HttpResponse:
     back = reverse("review:explorer") + (f"?{query.urlencode()}" if query else "")
     if _not_configured(request):
         return redirect(back)
-    ids = filter_trial_ids(form)
-    if ids is None:
-        messages.error(
-            request,
-            f"This filter matches more than {grading.MAX_FILTER_TRIALS} trials: "
-            "narrow it to grade.",
-        )
-        return redirect(back)
-    if not ids:
-        messages.error(request, "This filter matches no trials: nothing to grade.")
-        return redirect(back)
-    batch = start_batch(ids, user=request.user, query=query.urlencode())
+    # The trials are listed by a worker: the answer comes at once, whatever the filter matches.
+    batch = grading.start_filter_batch(form, request.user)
     messages.success(
         request,
-        f"Grading of {len(ids)} trials queued: their verdicts appear as a worker judges them "
-        "(earlier verdicts are kept).",
+        "Grading queued: a worker lists the filter's trials, then their verdicts appear as "
+        "they are judged (earlier verdicts are kept).",
     )
     return redirect("review:batch-detail", batch.pk)
 
@@ -92,7 +82,7 @@ def rejudge_filter(request: HttpRequest) -> HttpResponse:
 # --- grading batches ---------------------------------------------------------------------------
 def _unfinished(batch: GradingBatch) -> bool:
     # `with_counts` annotates the counts by state.
-    return bool(getattr(batch, "queued", 0) or getattr(batch, "running", 0))
+    return batch.listing or bool(getattr(batch, "queued", 0) or getattr(batch, "running", 0))
 
 
 @require_GET
@@ -135,10 +125,13 @@ def batch_detail(request: HttpRequest, pk: int) -> HttpResponse:
 @staff_required
 def batch_cancel(request: HttpRequest, pk: int) -> HttpResponse:
     batch = get_object_or_404(GradingBatch, pk=pk)
+    listing = batch.listing
     cancelled = batches.cancel(batch)
     messages.success(
         request,
-        f"Batch cancelled: {cancelled} queued trials will not be judged; "
+        "Batch cancelled before its trials were listed: nothing will be judged."
+        if listing
+        else f"Batch cancelled: {cancelled} queued trials will not be judged; "
         "a trial being judged finishes.",
     )
     return redirect("review:batch-detail", batch.pk)

@@ -1,9 +1,9 @@
 """Grading batches (issue 21): a re-judge of many trials as one work list that workers share.
 
 A batch's items (one per trial) are its work list. Starting a batch inserts the items in one
-statement and enqueues a few runner tasks (`rewards.scoring.tasks.grade_batch`), not one task
-per trial, so enqueueing 10,000 trials is a handful of statements. Each runner claims the
-batch's items one at a time until none is left.
+statement and enqueues a few runner tasks (`rewards.scoring.tasks`: `fill_batch`,
+`grade_batch`), not one task per trial, so enqueueing 10,000 trials is a handful of
+statements. Each runner claims the batch's items one at a time until none is left.
 
 Exactly once, with workers that may be killed at any moment:
 - A runner claims a queued item with a fresh token. While the judge is asked, a thread of the
@@ -33,7 +33,6 @@ from datetime import datetime, timedelta
 from types import TracebackType
 from typing import Any
 
-from django.contrib.auth.models import User
 from django.db import connection, transaction
 from django.db.models import Exists, OuterRef
 from django.utils import timezone
@@ -64,21 +63,7 @@ def lease() -> timedelta:
     return timedelta(seconds=max(1.0, seconds))
 
 
-def create_batch(
-    trial_ids: Iterable[int],
-    *,
-    user: User | None = None,
-    query: str = "",
-    trial: Trial | None = None,
-) -> GradingBatch:
-    """A batch and its items, all queued; the caller enqueues its runners in the same
-    transaction (the items and the batch appear together)."""
-    batch = GradingBatch.objects.create(trial=trial, query=query, created_by=user)
-    _insert_items(batch.pk, trial_ids)
-    return batch
-
-
-def _insert_items(batch_id: int, trial_ids: Iterable[int]) -> None:
+def insert_items(batch_id: int, trial_ids: Iterable[int]) -> None:
     """One queued item per trial, in one statement whatever the number of trials.
 
     Written as SQL for speed: `bulk_create` prepares every field of every instance in Python

@@ -16,6 +16,7 @@ from django.contrib.auth.models import User
 from django.db import transaction
 from django.tasks import TaskContext, TaskResultStatus, task
 from django.tasks.exceptions import TaskResultDoesNotExist
+from django.utils import timezone
 from django_tasks_db.models import DBTaskResult
 
 from rewards.models import GradingBatch, Trial
@@ -66,12 +67,19 @@ def start_batch(
     Items and runners are written in one transaction: a worker sees the runners only once the
     items they claim exist, and a failed enqueue leaves no batch behind."""
     with transaction.atomic():
-        ids = list(trial_ids)
-        batch = batches.create_batch(ids, user=user, query=query, trial=trial)
-        for _ in range(min(len(ids), batches.RUNNERS_PER_BATCH)):
-            _enqueue_runner(batch)
-        batch.save(update_fields=["runner_ids"])
+        batch = GradingBatch.objects.create(trial=trial, query=query, created_by=user)
+        fill_batch(batch, trial_ids)
     return batch
+
+
+def fill_batch(batch: GradingBatch, trial_ids: Iterable[int]) -> None:
+    """Write the batch's items and enqueue its runners, inside the caller's transaction."""
+    ids = list(trial_ids)
+    batches.insert_items(batch.pk, ids)
+    for _ in range(min(len(ids), batches.RUNNERS_PER_BATCH)):
+        _enqueue_runner(batch)
+    batch.listed_at = timezone.now()
+    batch.save(update_fields=["runner_ids", "listed_at"])
 
 
 def _enqueue_runner(batch: GradingBatch) -> None:
