@@ -108,6 +108,9 @@ def _serve(jobs_dir: Path, port: int) -> int:
                 # The app is loaded before the port opens: the link printed once it answers
                 # works at once.
                 "--preload",
+                # Its control socket sits at one path in the home folder: a second
+                # `trialdesk serve` (another port) would take it over.
+                "--no-control-socket",
             ]
         ),
         "follower": _start([*django, "ingest", "--follow", "--no-progress", str(jobs_dir)]),
