@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from rewards.management.commands.ingest import RECHECK_EVERY
 from rewards.models import Job, Trial
 from tests.ingest_helpers import HARBOR_FIXTURES, PASS_JOB, PASSING
 from tests.task_worker import PROJECT, _database_environment
@@ -189,6 +190,14 @@ def test_a_restarted_follower_resumes_without_reading_or_duplicating_what_is_sto
     assert "ingested 0, unchanged 2, updated 0" in "".join(again.out)
     (job / SECOND / "result.json").write_text(json.dumps(_trial_result(SECOND)))
     assert _wait_for(lambda: _status(SECOND) == "completed", LISTED_WITHIN) is not None
+
+    # A finished trial is looked at again only every RECHECK_EVERY looks (each look costs
+    # the new and running trials alone), yet a later change to it is still stored.
+    changed = {**_trial_result(PASSING), "verifier_result": {"rewards": {"reward": 0.5}}}
+    (job / PASSING / "result.json").write_text(json.dumps(changed))
+    recheck = RECHECK_EVERY * 0.25 + 10
+    reward = Trial.objects.filter(name=PASSING).values_list("reward", flat=True)
+    assert _wait_for(lambda: reward.first() == 0.5, recheck) is not None
     again.stop()
     assert Trial.objects.filter(job__name=PASS_JOB).count() == 2
     # Finished trials and no job result.json (an older Harbor writes it only at the end):
