@@ -73,4 +73,4 @@ serve-prod: venv
 	  --workers $${WEB_CONCURRENCY:-2} --access-logfile -
 
 clean:
-	rm -rf $(VENV) var staticfiles .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) var staticfiles build dist *.egg-info .pytest_cache .mypy_cache .ruff_cache

@@ -158,7 +158,8 @@ def bench_science(trials: int, repeat: int) -> list[Figure]:
             cursor.execute("ANALYZE")
     client = logged_in_client()
     a, b = Job.objects.annotate(n=Count("trials")).order_by("-n", "id")[:2]
-    say(f"  {annotations:,} annotations; jobs of {a.n:,} and {b.n:,} trials")
+    sizes = [job.trials.count() for job in (a, b)]
+    say(f"  {annotations:,} annotations; jobs of {sizes[0]:,} and {sizes[1]:,} trials")
 
     def get(url: str, fresh: bool = False) -> Callable[[], object]:
         def fetch() -> object:

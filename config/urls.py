@@ -3,6 +3,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
 from review import api
+from review.views import login_link
 from rewards import views as rewards_views
 
 urlpatterns = [
@@ -15,5 +16,6 @@ urlpatterns = [
         name="login",
     ),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("accounts/link/<str:token>/", login_link.login_link, name="login-link"),
     path("", include("review.urls")),
 ]

@@ -16,7 +16,8 @@ from typing import Any
 
 from django.conf import settings
 from django.db import models
-from django.db.models import F, Q
+from django.db.models import Exists, F, OuterRef, Q
+from django.utils.functional import cached_property
 from pydantic import BaseModel
 
 from rewards import rules, schemas
@@ -119,6 +120,26 @@ class HumanDisagreement(models.TextChoices):
     HUMAN_FAIL_AUTOMATED_PASS = rules.HUMAN_FAIL_AUTOMATED_PASS, "Human fail, automated pass"
 
 
+# In a job's stats when they come from Harbor's job result.json (`ingest.harbor.read_job`).
+HARBOR_JOB_RESULT_KEY = "n_total_trials"
+
+
+class JobQuerySet(models.QuerySet["Job"]):
+    def with_running(self) -> JobQuerySet:
+        """Each job with `running` (see `Job.is_running`) in the same query."""
+        return self.annotate(running=_running())
+
+    def running(self) -> JobQuerySet:
+        return self.filter(_running())
+
+
+def _running() -> Q:
+    """`Job.is_running` as a condition on the job row."""
+    unfinished = Trial.objects.unfinished().filter(job=OuterRef("pk"))
+    started = Q(started_at__isnull=False, stats__has_key=HARBOR_JOB_RESULT_KEY)
+    return Q(finished_at__isnull=True) & (started | Q(Exists(unfinished)))
+
+
 class Job(models.Model):
     name = models.CharField(max_length=255, unique=True)
     started_at = models.DateTimeField(null=True, blank=True)
@@ -128,11 +149,29 @@ class Job(models.Model):
     source_path = models.TextField(blank=True)
     imported_at = models.DateTimeField(auto_now_add=True)
 
+    objects = JobQuerySet.as_manager()
+
     class Meta:
         ordering = ["-imported_at", "-id"]
 
     def __str__(self) -> str:
         return self.name
+
+    @cached_property
+    def is_running(self) -> bool:
+        """Running until its result.json records finished_at. Harbor 0.24 writes that file
+        as the job starts (started_at and the trial count, no finished_at); older releases
+        only at the end, so a job without it (or any job not from Harbor) is running while
+        any of its trials is unfinished. Read from `JobQuerySet.with_running` when the job
+        was loaded through it."""
+        annotated = self.__dict__.get("running")
+        if annotated is not None:
+            return bool(annotated)
+        if self.finished_at is not None:
+            return False
+        if self.started_at is not None and HARBOR_JOB_RESULT_KEY in self.stats:
+            return True
+        return self.trials.unfinished().exists()
 
 
 class Task(models.Model):
@@ -192,6 +231,10 @@ class Task(models.Model):
         return f"{self.source}/{self.name}" if self.source else self.name
 
 
+# Trial statuses with no outcome yet.
+UNFINISHED = ("pending", "running")
+
+
 class TrialQuerySet(models.QuerySet["Trial"]):
     def for_job(self, job: Job) -> TrialQuerySet:
         return self.filter(job=job)
@@ -207,6 +250,10 @@ class TrialQuerySet(models.QuerySet["Trial"]):
 
     def with_ingest_problems(self) -> TrialQuerySet:
         return self.filter(problem_count__gt=0)
+
+    def unfinished(self) -> TrialQuerySet:
+        """Pending or running: no outcome yet (the job tallies leave them out)."""
+        return self.filter(status__in=UNFINISHED)
 
     def list_columns(self) -> TrialQuerySet:
         """What a list needs: the trial row with its job and task, never a blob."""
@@ -321,6 +368,10 @@ class Trial(models.Model):
             models.Index(
                 fields=["-id"], name="trial_ingest_problems_idx", condition=Q(problem_count__gt=0)
             ),
+            # A job's state (`Job.is_running`): its unfinished trials, a few while it runs.
+            models.Index(
+                fields=["job"], name="trial_unfinished_idx", condition=Q(status__in=UNFINISHED)
+            ),
             # Review queue: the next unreviewed trial, newest first.
             models.Index(
                 fields=["-id"], name="trial_unreviewed_idx", condition=Q(annotation_count=0)
@@ -329,6 +380,10 @@ class Trial(models.Model):
 
     def __str__(self) -> str:
         return f"{self.job.name}/{self.name}"
+
+    @property
+    def is_running(self) -> bool:
+        return self.status in UNFINISHED
 
     @property
     def automated_pass(self) -> bool:

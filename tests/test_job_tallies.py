@@ -43,7 +43,7 @@ def assert_kept_equals_recount() -> None:
 
 def from_trials(job: Job) -> dict[str, Any]:
     """The job page's figures aggregated over its trials, as the page did before tallies."""
-    trials = Trial.objects.filter(job=job)
+    trials = Trial.objects.filter(job=job).exclude(status__in=["pending", "running"])
     summary = stats.Summary.of(trials.aggregate(**f.summary_aggregates()))
     bins = {
         f"bin{i}": Count(
@@ -178,7 +178,10 @@ def test_first_review_is_the_earliest_annotation_even_when_an_older_one_arrives_
 def test_the_demo_seeds_fast_copy_path_is_counted_too() -> None:
     call_command("seed_demo", trials=60, fast=True, no_progress=True, stdout=io.StringIO())
     assert Trial.objects.count() == 60
-    assert JobTally.objects.aggregate(n=Sum("trials"))["n"] == 60
+    # The demo's few pending or running trials are not counted before they finish.
+    finished = Trial.objects.exclude(status__in=["pending", "running"]).count()
+    assert 50 < finished < 60
+    assert JobTally.objects.aggregate(n=Sum("trials"))["n"] == finished
     assert_kept_equals_recount()
     for job in Job.objects.all():
         assert_page_figures_match_the_trials(job)
@@ -198,3 +201,29 @@ def test_the_retally_command_recounts_what_was_written_around_the_application() 
     assert kept() == before
     assert JudgmentTally.objects.filter(n__gt=0).exists()
     assert "Recounted" in out.getvalue()
+
+
+def test_a_running_trial_is_left_out_of_the_figures_until_it_finishes() -> None:
+    """A trial followed while its job runs has no reward yet: counted, it would be a
+    failure in the job's mean reward, pass rates and histogram."""
+    f.write(f.bundle(name="done", reward=1.0, judges=[f.judge("PASS")]))
+    f.write(f.bundle(name="busy", reward=0.0, status="running", judges=[]))
+    (pending,) = f.write(f.bundle(name="queued", reward=0.0, status="pending", judges=[]))
+    job = Job.objects.get(name="nightly-42")
+    totals = stats.job_breakdown(job).totals
+    assert (totals["trials"], totals["verifier_pass"], totals["bin0"]) == (1, 1, 0)
+    assert stats.job_breakdown(job).summary.mean_reward == pytest.approx(1.0)
+    assert_kept_equals_recount()
+
+    # It finishes (the re-ingest of its completed folder): counted from then on.
+    f.write(f.bundle(name="busy", reward=0.25, status="completed", judges=[]))
+    totals = stats.job_breakdown(job).totals
+    assert (totals["trials"], totals["verifier_pass"], totals["bin2"]) == (2, 1, 1)
+    assert_kept_equals_recount()
+
+    # A trial that goes back to running (an update around the writer), and one deleted
+    # while pending: neither leaves a count behind.
+    Trial.objects.filter(name="busy").update(status="running")
+    Trial.objects.filter(pk=pending.pk).delete()
+    assert stats.job_breakdown(job).totals["trials"] == 1
+    assert_kept_equals_recount()

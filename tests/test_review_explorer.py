@@ -168,9 +168,10 @@ def test_the_explorer_runs_a_fixed_number_of_queries(
     _explorer_queries(client, django_assert_num_queries, "/", 4)
     # The roles and the job choices come from the cache now: the user and the page.
     _explorer_queries(client, django_assert_num_queries, "/?sort=reward", 2)
-    # Filtering by one of the cached newest jobs adds nothing: the form finds it there.
+    # Filtering by one of the cached newest jobs: the form finds it there; one EXISTS asks
+    # whether it is still running (its rows then refresh themselves, test_live_pages).
     job = Trial.objects.values_list("job_id", flat=True).first()
-    _explorer_queries(client, django_assert_num_queries, f"/?job={job}&error_category=x", 2)
+    _explorer_queries(client, django_assert_num_queries, f"/?job={job}&error_category=x", 3)
 
 
 def test_the_job_select_is_cached_and_follows_jobs_being_added_and_deleted(
@@ -204,8 +205,9 @@ def test_the_job_select_lists_at_most_the_newest_two_hundred_jobs(
     assert ">job-249</option>" in select
     assert ">job-000</option>" not in select
     # A job past the limit named in the URL is still selected (and filters): the form looks
-    # it up (1 the user, 2 the job, 3 the page of trials; the roles from the cache).
-    with django_assert_num_queries(3):
+    # it up (1 the user, 2 the job, 3 the page of trials, 4 whether the job is still
+    # running; the roles from the cache).
+    with django_assert_num_queries(4):
         html = client.get(f"/?job={oldest.pk}").content.decode()
     select = html.split('name="job"')[1].split("</select>")[0]
     assert f'<option value="{oldest.pk}" selected>' in select

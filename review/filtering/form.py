@@ -223,6 +223,11 @@ class TrialFilterForm(forms.Form):
         return bool(self._value("counted") == "blind")
 
     @property
+    def filtered_job(self) -> Job | None:
+        """The job the trials are filtered to, if any."""
+        return cast(Job | None, self._value("job"))
+
+    @property
     def only_job(self) -> Job | None:
         """The job, when it is the only filter that narrows the trials (agreement then reads
         that job's kept tallies)."""

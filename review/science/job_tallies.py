@@ -100,6 +100,10 @@ COUNTERS: tuple[tuple[str, str], ...] = (
 )
 COUNTER_NAMES = tuple(name for name, _ in COUNTERS)
 
+# A pending or running trial (followed while its job runs) has no outcome yet: it is left out
+# of the tallies until it finishes, or it would count as a failure (review migration 0010).
+COUNTED = "WHERE status NOT IN ('pending', 'running')"
+
 _TALLY = "review_jobtally"
 _REVIEWED = "review_trialreviewed"
 
@@ -133,7 +137,7 @@ def rebuild(connection: Any) -> None:
     with connection.cursor() as cursor:
         cursor.execute(f"DELETE FROM {_TALLY}")
         cursor.execute(f"DELETE FROM {_REVIEWED}")
-        cursor.execute(_upsert(_grouped("SELECT 1 AS sign, * FROM rewards_trial")))
+        cursor.execute(_upsert(_grouped(f"SELECT 1 AS sign, * FROM rewards_trial {COUNTED}")))
         cursor.execute(
             f"INSERT INTO {_REVIEWED} (trial_id, job_id, first_at)"
             " SELECT a.trial_id, t.job_id, MIN(a.created_at) FROM review_annotation a"

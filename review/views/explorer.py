@@ -13,9 +13,10 @@ from django.views.decorators.vary import vary_on_headers
 from django_htmx.http import push_url
 
 from review.filtering.form import TrialFilterForm
-from review.http import HttpRequest, wants_fragment
+from review.http import HttpRequest, wants_fragment, with_query
 from review.pages.trial_list import ROWS, columns_for, sorted_by
 from review.roles import browse_required, can_annotate, can_export
+from rewards.models import Job
 
 
 @require_GET
@@ -47,8 +48,16 @@ def explorer(request: HttpRequest) -> HttpResponse:
         "can_annotate": can_annotate(request.user),
         "can_export": can_export(request.user),
     }
+    job = form.filtered_job
+    if job is not None and not page.is_continuation:
+        # The list of a running job's trials asks again every few seconds (its rows only,
+        # never the forms around them): one EXISTS on the few unfinished trials' index.
+        context["live"] = Job.objects.running().filter(pk=job.pk).exists()
+        context["live_url"] = with_query(reverse("review:explorer"), encoded)
     if not wants_fragment(request):
         return render(request, "review/explorer.html", context)
+    if request.htmx.target == "trial-rows" and not page.is_continuation:
+        return render(request, "review/explorer.html#live-rows", context)
     if page.is_continuation:
         # Scrolling on: the next rows, appended; the URL stays on the filter.
         return render(request, "review/explorer.html#rows", context)

@@ -7,8 +7,9 @@ from django.contrib.auth.decorators import login_required
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_GET
+from django.views.decorators.vary import vary_on_headers
 
-from review.http import HttpRequest
+from review.http import HttpRequest, wants_fragment
 from review.pages.job_figures import JobFigures
 from review.roles import browse_required
 from review.science import plots
@@ -39,11 +40,20 @@ def job_list(request: HttpRequest) -> HttpResponse:
 
 @require_GET
 @login_required
+@vary_on_headers("HX-Request")
 @browse_required
 def job_detail(request: HttpRequest, pk: int) -> HttpResponse:
     # What the page shows of the job: its config and stats (often large JSON) stay behind.
-    job = get_object_or_404(Job.objects.only("id", "name", "started_at", "imported_at"), pk=pk)
+    # Whether it is still running comes with it (`Job.is_running`).
+    job = get_object_or_404(
+        Job.objects.with_running().only("id", "name", "started_at", "imported_at"),
+        pk=pk,
+    )
     # The figures' HTML is kept under the rows they come from (JobFigures.key): a kept
     # page reads its two queries' rows and computes nothing else.
     figures = JobFigures(job, job_tally_rows(job), plots.reviewed_by_day(job))
-    return render(request, "review/job_detail.html", {"job": job, "figures": figures})
+    context = {"job": job, "figures": figures}
+    if wants_fragment(request):
+        # A running job's page asks again every few seconds: the figures and the state.
+        return render(request, "review/job_detail.html#job-live", context)
+    return render(request, "review/job_detail.html", context)

@@ -8,6 +8,10 @@
 - any other folder: a folder of the above (a Harbor jobs folder, a folder of contract trials,
   a mix), searched a few levels deep.
 
+Following a running job (`Discovery(follow=True)`, `ingest --follow`), a Harbor trial folder
+without a complete result.json yet (its config.json is a trial's) is a trial too: it is read
+as running, with what it has so far (`harbor.read_running_trial`).
+
 Discovery is lazy: one `result.json` read decides between a trial and a job, and its bytes
 and parsed data go to the reader with the item, so no file is read or parsed twice. A
 sub-folder that holds nothing ingestible is reported by name, never skipped in silence.
@@ -42,6 +46,8 @@ class HarborTrialItem:
     # result.json as discovery read it, when it had to read it to tell trial from job.
     result_raw: bytes | None = None
     result_data: Any = None
+    # Following a running job: no result.json (or a half-written one) reads as running.
+    follow: bool = False
 
 
 @dataclass(frozen=True)
@@ -80,6 +86,8 @@ class Discovery:
 
     path: str
     limits: Limits = field(default_factory=Limits.from_settings)
+    # Trial folders of a running job (no complete result.json yet) are items too.
+    follow: bool = False
     # Folders already yielded (by real path), so a symlink inside the PATH that points at
     # another folder inside it does not ingest that folder twice.
     _seen: set[str] = field(default_factory=set)
@@ -168,7 +176,7 @@ class Discovery:
             if isinstance(child, Problem):
                 yield child
             else:
-                yield from self._once(HarborTrialItem(child, job))
+                yield from self._once(HarborTrialItem(child, job, follow=self.follow))
 
     def _container(self, folder: Folder, depth: int) -> Iterator[Item]:
         """A folder of trials, jobs, or folders of them."""
@@ -189,6 +197,13 @@ class Discovery:
                     job, problems = harbor.read_job(folder, folder.name, read_result=False)
                     yield from problems
                 yield from self._once(HarborTrialItem(child, job, result.raw, result.handed_on))
+            elif (
+                self.follow and (result is None or result.error) and harbor.is_running_trial(child)
+            ):
+                if job is None:
+                    job, problems = harbor.read_job(folder, folder.name, read_result=False)
+                    yield from problems
+                yield from self._once(HarborTrialItem(child, job, follow=True))
             elif result is not None or contract.is_contract_trial(child):
                 yield from self._folder(
                     child, parent_name=folder.name, depth=depth + 1, result=result
@@ -264,6 +279,15 @@ def _read(item: Item) -> Iterator[tuple[TrialBundle | Problem, str]]:
         read = harbor.read_trial(
             item.folder, item.job, result_raw=item.result_raw, result_data=item.result_data
         )
+        if (
+            item.follow
+            and isinstance(read, Problem)
+            and read.kind == "unreadable"
+            and harbor.is_running_trial(item.folder)
+        ):
+            # Not finished, or its result.json is being written: running, read again later.
+            why = read.reason if item.folder.has("result.json") else ""
+            read = harbor.read_running_trial(item.folder, item.job, why)
         yield read, ""
     elif isinstance(item, ContractTrialItem):
         yield contract.read_trial(item.folder, default_job=item.default_job), ""

@@ -553,6 +553,45 @@ def read_trial(
     got = TrialFiles(folder)
     got.problems.extend(dropped)
     got.defining.append(("result.json", raw))
+    return _bundle(folder, job, result, got)
+
+
+def is_running_trial(folder: Folder) -> bool:
+    """A Harbor trial folder that has started but written no result yet: its config.json is
+    a trial's (`TrialConfig` names its trial) and result.json is absent or incomplete."""
+    if not folder.has("config.json"):
+        return False
+    try:
+        raw = folder.read("config.json")
+        data = loads_storable(raw, folder.root.limits.max_depth, "config.json")[0] if raw else None
+    except ArtifactError:
+        return False
+    return isinstance(data, dict) and "trial_name" in data
+
+
+def read_running_trial(folder: Folder, job: JobRecord, why: str = "") -> TrialBundle | Problem:
+    """A Harbor trial still running, as far as its folder tells: config.json (task, agent,
+    model), the trajectory and logs written so far; status "running", no reward yet (its
+    result is that of a verifier that has not run, and the job tallies leave it out).
+
+    `why`: the reason a result.json present could not be used (Harbor rewrites it in place,
+    so a half-written one is read as not there yet, and read again once it has changed).
+    """
+    got = TrialFiles(folder)
+    if why:
+        got.problem("result.json", f"not complete yet: {why}")
+    result = HarborTrialResult(trial_name=folder.name)
+    return _bundle(folder, job, result, got, running=True)
+
+
+def _bundle(
+    folder: Folder,
+    job: JobRecord,
+    result: HarborTrialResult,
+    got: TrialFiles,
+    *,
+    running: bool = False,
+) -> TrialBundle | Problem:
     trial_name = result.trial_name or folder.name
     # Where the trial's config was read from: embedded in result.json, else config.json.
     config_file = "result.json" if result.config is not None else "config.json"
@@ -562,7 +601,11 @@ def read_trial(
 
     verifier = _read_verifier(got, got.child(folder, "verifier"))
     steps = _read_steps(got, result)
-    reading = _headline(result, _reward_files(verifier, steps))
+    reading = (
+        rules.RewardReading(0.0, False)
+        if running
+        else _headline(result, _reward_files(verifier, steps))
+    )
     trajectory = _trajectory(got, steps)
     exception_type, exception_message, traceback, occurred_at = _exception(result, got)
     model_name, model_provider = _model(result)
@@ -586,7 +629,7 @@ def read_trial(
                 agent_version=_clip(result.agent_info.version if result.agent_info else ""),
                 model_name=model_name,
                 model_provider=model_provider,
-                status=_status(exception_type, result),
+                status="running" if running else _status(exception_type, result),
                 started_at=result.started_at,
                 finished_at=result.finished_at,
                 timings=timings,

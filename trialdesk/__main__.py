@@ -1,0 +1,3 @@
+from trialdesk.cli import main
+
+raise SystemExit(main())
