@@ -101,7 +101,7 @@ COUNTERS: tuple[tuple[str, str], ...] = (
 COUNTER_NAMES = tuple(name for name, _ in COUNTERS)
 
 # A pending or running trial (followed while its job runs) has no outcome yet: it is left out
-# of the tallies until it finishes, or it would count as a failure (review migration 0010).
+# of the tallies until it finishes, or it would count as a failure (review migration 0011).
 COUNTED = "WHERE status NOT IN ('pending', 'running')"
 
 _TALLY = "review_jobtally"

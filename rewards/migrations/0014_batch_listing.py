@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('rewards', '0012_grading_batches'),
+        ('rewards', '0013_trial_unfinished_index'),
     ]
 
     operations = [
