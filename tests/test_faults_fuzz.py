@@ -401,9 +401,9 @@ def test_every_bundle_line_is_stored_or_named_by_its_line_number(
         )
 
     with folder() as root:
-        path = root / "trials.jsonl"
-        path.write_bytes(b"\n".join(text) + b"\n")
-        ran = ingest(path)
+        jsonl = root / "trials.jsonl"
+        jsonl.write_bytes(b"\n".join(text) + b"\n")
+        ran = ingest(jsonl)
 
     assert_ingested(expected, ran.out)
     for index, case in enumerate(expected, start=1):
