@@ -2,11 +2,12 @@
 
 `manage.py ingest` runs as a process of its own on the test database (committed rows, as in
 production), in small batches so that a kill lands between and inside transactions. It is
-killed once enough trials are stored (a random number each time; the seed is in the test's
-name for a rerun), as a whole process group, or as the ingest process alone while its reader
-processes live on. A resumed ingest must then leave the database exactly as one clean ingest
-of the same job does: the trials and every row they own (details, results, scorers, verdicts,
-tags, ingestion problems), the jobs and tasks, and the job tallies, which also equal a recount.
+killed once enough trials are stored (a random number each time; a failure names the seed,
+and TRIALDESK_FAULT_SEED=N reruns it), as a whole process group, or as the ingest process
+alone while its reader processes live on. A resumed ingest must then leave the database
+exactly as one clean ingest of the same job does: the trials and every row they own (details,
+results, scorers, verdicts, tags, ingestion problems), the jobs and tasks, and the job
+tallies, which also equal a recount.
 """
 
 from __future__ import annotations
@@ -46,7 +47,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 BATCH = 25
 # Written again by every ingest that touches the row: not part of what a trial is.
 WHEN_WRITTEN = {"imported_at", "updated_at", "created_at"}
-SEED = random.randrange(2**32)
+SEED = int(os.environ.get("TRIALDESK_FAULT_SEED") or random.randrange(2**32))
 
 
 def ingest_command(job: Path) -> list[str]:
