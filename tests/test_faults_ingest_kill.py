@@ -50,14 +50,14 @@ WHEN_WRITTEN = {"imported_at", "updated_at", "created_at"}
 SEED = int(os.environ.get("TRIALDESK_FAULT_SEED") or random.randrange(2**32))
 
 
-def ingest_command(job: Path) -> list[str]:
+def ingest_command(job: Path, batch: int = BATCH) -> list[str]:
     return [
         sys.executable,
         "manage.py",
         "ingest",
         str(job),
         "--no-progress",
-        f"--batch-size={BATCH}",
+        f"--batch-size={batch}",
     ]
 
 
@@ -78,8 +78,10 @@ def start_ingest(job: Path) -> subprocess.Popen[bytes]:
 
 
 def ingest_to_the_end(job: Path) -> str:
+    """An ingest run to its end, in the command's own batches (the state it leaves must not
+    depend on how the trials were batched)."""
     done = subprocess.run(
-        ingest_command(job),
+        ingest_command(job, batch=500),
         cwd=PROJECT,
         env=environment(),
         capture_output=True,
