@@ -97,7 +97,10 @@ def _parse_mended(text: str, max_depth: int, where: str) -> TrialBundle:
         # not validate, its text kept in the problem. Any other error stands.
         if not _drop_refused(data, exc, {p.field for p in mended}):
             raise
-        bundle = TrialBundle.model_validate_json(json.dumps(data), strict=True)
+        try:
+            bundle = TrialBundle.model_validate_json(json.dumps(data), strict=True)
+        except ValidationError:
+            raise exc from None  # the field is required (a reward): the first reason stands
     if not mended:
         return bundle
     trial = bundle.trial
