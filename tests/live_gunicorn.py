@@ -128,6 +128,9 @@ class Response:
         return json.loads(self.body)
 
 
+# What a request cut off by a dying worker raises (a reset, a closed or half-sent answer).
+CUT_OFF = (OSError, http.client.HTTPException)
+
 CSRF_FIELD = re.compile(rb'name="csrfmiddlewaretoken" value="([^"]+)"')
 
 

@@ -23,7 +23,7 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from tests.live_gunicorn import Gunicorn
+from tests.live_gunicorn import CUT_OFF, Gunicorn
 from tests.private_postgres import PrivatePostgres, binaries
 from tests.task_worker import PROJECT
 
@@ -104,7 +104,7 @@ def test_a_postgres_restart_under_load_loses_no_acknowledged_annotation(
             outcome: int | str = gunicorn.http.post_json(
                 f"/api/trials/{trial}/annotations", {"judgment": "pass", "notes": note}, bearer
             ).status
-        except OSError as exc:
+        except CUT_OFF as exc:
             outcome = type(exc).__name__
         with lock:
             sent.append((note, outcome, started))

@@ -26,7 +26,7 @@ from review.models import Annotation
 from rewards.models import Trial
 from tests import review_factories as f
 from tests.conftest import purge_review_data
-from tests.live_gunicorn import Gunicorn, Http
+from tests.live_gunicorn import CUT_OFF, Gunicorn, Http
 from tests.task_worker import database_environment
 from tests.test_agreement_tallies import assert_kept_equals_recount
 
@@ -86,7 +86,7 @@ class Reviewer:
             # The form's answer is a redirect back to the trial, never to the login page.
             if "/accounts/login" in answer.headers.get("location", ""):
                 outcome = "sent to the login page"
-        except OSError as exc:  # cut off: the worker died with the request
+        except CUT_OFF as exc:  # cut off: the worker died with the request
             outcome = type(exc).__name__
         self.sent.append((note, outcome))
         return outcome
