@@ -120,7 +120,10 @@ def database_from_environment(environ: Mapping[str, str]) -> dict[str, Any]:
         if not path:
             default_path.parent.mkdir(exist_ok=True)
         return sqlite_database(path or str(default_path))
-    parsed = dj_database_url.parse(url, conn_max_age=0)
+    # Health checks: a connection is tried before a request uses it (psycopg's pool runs
+    # `ConnectionPool.check_connection` as it hands one out). After a database restart every
+    # idle pooled connection is dead; unchecked, each would fail one request with a 500.
+    parsed = dj_database_url.parse(url, conn_max_age=0, conn_health_checks=True)
     if parsed["ENGINE"] == "django.db.backends.sqlite3":
         return sqlite_database(str(parsed["NAME"]))
     if parsed["ENGINE"] == "django.db.backends.postgresql":

@@ -55,7 +55,18 @@ def too_deep(text: str, max_depth: int) -> bool:
 def decode_text(raw: bytes) -> str:
     """JSON text: UTF-8 (a BOM allowed); failing that, UTF-16 or UTF-32 as RFC 8259's
     detection tells them apart (Windows tools write UTF-16 with a BOM). The other
-    encodings are tried only when UTF-8 fails, so a UTF-8 file costs nothing more."""
+    encodings are tried only when UTF-8 fails, so a UTF-8 file costs nothing more.
+
+    Without a BOM, UTF-16 or UTF-32 text of ASCII characters is valid UTF-8 too (every
+    other byte NUL), which no JSON text in UTF-8 is: JSON starts with ASCII, so a NUL in
+    the first four bytes is what RFC 8259's detection looks for."""
+    if b"\x00" in raw[:4]:
+        encoding = json.detect_encoding(raw)
+        if not encoding.startswith("utf-8"):
+            try:
+                return raw.decode(encoding)
+            except UnicodeDecodeError:
+                pass  # not that either: read as UTF-8, and refused as such
     try:
         return raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:

@@ -31,11 +31,14 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     _path = Path(DATABASES["default"]["NAME"])
     DATABASES["default"]["TEST"] = {"NAME": str(_path.with_name(f"test_{_path.name}"))}
 # Each test process keys its own entries (pytest-xdist's worker, and its process id: two runs
-# may share one Redis), so that neither sees nor clears the other's (tests/conftest.py).
+# may share one Redis), so that neither sees nor clears the other's (tests/conftest.py). A
+# server a test starts (tests/live_gunicorn.py) is given the test's prefix: its workers share
+# their entries with each other, and the test's clean-up removes them.
 CACHES = {
     "default": {
         **CACHES["default"],
-        "KEY_PREFIX": (
+        "KEY_PREFIX": os.environ.get("TRIALDESK_TEST_CACHE_PREFIX")
+        or (
             f"{CACHES['default']['KEY_PREFIX']}-test-"
             f"{os.environ.get('PYTEST_XDIST_WORKER', 'main')}-{os.getpid()}"
         ),

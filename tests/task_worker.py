@@ -26,7 +26,7 @@ def run_queued_tasks() -> None:
     )
 
 
-def _database_environment() -> dict[str, str]:
+def database_environment() -> dict[str, str]:
     """The environment that points a worker process at this test's database."""
     db = connection.settings_dict
     env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "SQLITE_PATH")}
@@ -52,7 +52,7 @@ def start_worker(**env: str) -> subprocess.Popen[str]:
             "--recover-every=0.5",
         ],
         cwd=PROJECT,
-        env={**_database_environment(), "DJANGO_SETTINGS_MODULE": "config.settings", **env},
+        env={**database_environment(), "DJANGO_SETTINGS_MODULE": "config.settings", **env},
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,

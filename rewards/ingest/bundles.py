@@ -12,11 +12,17 @@ import json
 import os
 import stat
 from collections.abc import Iterator
+from typing import Any
 
 from pydantic import ValidationError
 
 from rewards.ingest.files import ArtifactError, Limits, Problem, decode_text, too_deep
-from rewards.ingest.storable import line_may_hold_non_finite, loads_line, may_hold_surrogates
+from rewards.ingest.storable import (
+    dotted,
+    line_may_hold_non_finite,
+    loads_line,
+    may_hold_surrogates,
+)
 from rewards.schemas import IngestProblem, TrialBundle, describe_validation_error
 
 # A bundle carries its trial's artifacts (each up to the artifact limit) and a few levels of
@@ -57,6 +63,25 @@ def parse_line(line: bytes | str, limits: Limits, *, where: str = "bundle") -> T
             raise exc from None
 
 
+def _drop_refused(data: Any, exc: ValidationError, mended: set[str]) -> bool:
+    """Remove from `data` each mended spot that `exc` refuses; False when `exc` refuses
+    anything else (or a spot that cannot be removed)."""
+    spots = []
+    for error in exc.errors():
+        location = tuple(error["loc"])
+        if dotted(location) not in mended:
+            return False
+        spots.append(location)
+    for location in spots:
+        parent = data
+        for part in location[:-1]:
+            parent = parent[part]
+        if not isinstance(parent, dict):
+            return False
+        parent.pop(location[-1], None)
+    return True
+
+
 def _json_invalid(exc: ValidationError) -> bool:
     return any(error["type"] == "json_invalid" for error in exc.errors())
 
@@ -64,12 +89,26 @@ def _json_invalid(exc: ValidationError) -> bool:
 def _parse_mended(text: str, max_depth: int, where: str) -> TrialBundle:
     data, mended = loads_line(text, max_depth, where)
     # Strict validation is of JSON text, as for any line (a datetime is a string there).
-    return with_problems(TrialBundle.model_validate_json(json.dumps(data), strict=True), mended)
+    try:
+        bundle = TrialBundle.model_validate_json(json.dumps(data), strict=True)
+    except ValidationError as exc:
+        # A number no column can hold is null now, which its field may refuse (a metric is
+        # a number): such a field is left out, as the readers leave out a field that does
+        # not validate, its text kept in the problem. Any other error stands.
+        if not _drop_refused(data, exc, {p.field for p in mended}):
+            raise
+        try:
+            bundle = TrialBundle.model_validate_json(json.dumps(data), strict=True)
+        except ValidationError:
+            raise exc from None  # the field is required (a reward): the first reason stands
+    return with_problems(bundle, mended)
 
 
 def with_problems(bundle: TrialBundle, mended: list[IngestProblem]) -> TrialBundle:
     """`bundle` with the spots mended while reading it (`storable.mend`) among its trial's
     ingestion problems."""
+    if not mended:
+        return bundle
     trial = bundle.trial
     # An exported bundle already lists what was mended when it was first read.
     new = [problem for problem in mended if problem not in trial.ingest_problems]

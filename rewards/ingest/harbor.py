@@ -350,8 +350,9 @@ def _headline(result: HarborTrialResult, files: _VerifierFiles | None) -> rules.
     )
 
 
-def _clip(value: str | None, limit: int = SHORT) -> str:
-    return (value or "")[:limit]
+def _short(value: str | None, got: TrialFiles, field: str, file: str = "result.json") -> str:
+    """A value for a short column, or "" when it is longer (a problem, kept raw)."""
+    return value if value and _fits(value, got, file, field) else ""
 
 
 def _count(value: int | None, got: TrialFiles, what: str) -> int | None:
@@ -395,25 +396,32 @@ def _timings(result: HarborTrialResult) -> dict[str, Any]:
     return timings
 
 
-def _model(result: HarborTrialResult) -> tuple[str, str]:
+def _model(result: HarborTrialResult, got: TrialFiles, config: str) -> tuple[str, str]:
     """(model, provider): agent_info.model_info, else config.agent.model_name "provider/model"."""
     info = result.agent_info.model_info if result.agent_info else None
     if info is not None and (info.name or info.provider):
-        return _clip(info.name), _clip(info.provider)
+        return (
+            _short(info.name, got, "agent_info.model_info.name"),
+            _short(info.provider, got, "agent_info.model_info.provider"),
+        )
     agent = (result.config or {}).get("agent")
     model_name = agent.get("model_name") if isinstance(agent, dict) else None
     if not isinstance(model_name, str) or not model_name:
         return "", ""
     provider, slash, model = model_name.partition("/")
-    return (_clip(model), _clip(provider)) if slash else (_clip(model_name), "")
+    if not slash:
+        provider, model = "", model_name
+    field = "config.agent.model_name" if config == "result.json" else "agent.model_name"
+    return _short(model, got, field, config), _short(provider, got, field, config)
 
 
-def _agent_name(result: HarborTrialResult) -> str:
+def _agent_name(result: HarborTrialResult, got: TrialFiles, config: str) -> str:
     if result.agent_info and result.agent_info.name:
-        return _clip(result.agent_info.name)
+        return _short(result.agent_info.name, got, "agent_info.name")
     agent = (result.config or {}).get("agent")
     name = agent.get("name") if isinstance(agent, dict) else None
-    return _clip(name) if isinstance(name, str) else ""
+    field = "config.agent.name" if config == "result.json" else "agent.name"
+    return _short(name, got, field, config) if isinstance(name, str) else ""
 
 
 def _tokens(result: HarborTrialResult, got: TrialFiles) -> dict[str, Any]:
@@ -453,7 +461,7 @@ def _exception(result: HarborTrialResult, got: TrialFiles) -> tuple[str, str, st
             text = got.read(got.trial, "exception.txt", tail=True)
             traceback = lenient_text(text) if text is not None else ""
         return (
-            _clip(info.exception_type or "Exception"),
+            _short(info.exception_type, got, "exception_info.exception_type") or "Exception",
             info.exception_message or "",
             traceback,
             info.occurred_at,
@@ -466,7 +474,7 @@ def _exception(result: HarborTrialResult, got: TrialFiles) -> tuple[str, str, st
     match = EXCEPTION_LINE.match(last)
     kind = match.group(1).rsplit(".", 1)[-1] if match else "Exception"
     message = last.partition(":")[2].strip() if match else ""
-    return _clip(kind), message, traceback, None
+    return _short(kind, got, "", "exception.txt") or "Exception", message, traceback, None
 
 
 def _status(exception_type: str, result: HarborTrialResult) -> TrialStatus:
@@ -608,7 +616,7 @@ def _bundle(
     )
     trajectory = _trajectory(got, steps)
     exception_type, exception_message, traceback, occurred_at = _exception(result, got)
-    model_name, model_provider = _model(result)
+    model_name, model_provider = _model(result, got, config_file)
     timings = _timings(result)
     if occurred_at is not None:
         timings["exception_occurred_at"] = occurred_at.isoformat()
@@ -625,8 +633,12 @@ def _bundle(
             trial=TrialRecord(
                 name=trial_name,
                 uid=_uid(result, job.name, trial_name),
-                agent_name=_agent_name(result),
-                agent_version=_clip(result.agent_info.version if result.agent_info else ""),
+                agent_name=_agent_name(result, got, config_file),
+                agent_version=_short(
+                    result.agent_info.version if result.agent_info else "",
+                    got,
+                    "agent_info.version",
+                ),
                 model_name=model_name,
                 model_provider=model_provider,
                 status="running" if running else _status(exception_type, result),
