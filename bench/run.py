@@ -250,6 +250,7 @@ def bench_explorer(trials: int, repeat: int) -> list[Figure]:
         compare("explorer sorted by task / bare page", get("/?sort=task"), bare, "", repeat),
         compare("jobs list / bare page", get("/jobs/"), bare, "", repeat),
     ]
+    figures.append(grade_these(job, bare, repeat))
     with tempfile.TemporaryDirectory() as tmp:
         say(f"  writing a Harbor job of {HARBOR_JOB_TRIALS:,} trials")
         results = harbor_results(Path(tmp), HARBOR_JOB_TRIALS, seed=-8, jobs=1)
@@ -294,6 +295,39 @@ def bench_explorer(trials: int, repeat: int) -> list[Figure]:
             ),
         ]
     return figures
+
+
+def grade_these(job: int, bare: Callable[[], object], repeat: int) -> Figure:
+    """Issue 21: "Grade these" on the explorer filtered to the newest job (10,000 trials at
+    1M) answers within the explorer's budget: the request writes the batch and its lister,
+    a worker lists the trials. What each request made is deleted afterwards (no worker runs
+    here, so nothing is judged)."""
+    from django.contrib.auth.models import User
+    from django.test import Client
+    from django_tasks_db.models import DBTaskResult
+
+    from rewards.models import GradingBatch
+
+    os.environ.setdefault("TRIALDESK_JUDGE_BASE_URL", "http://127.0.0.1:9/v1")
+    os.environ.setdefault("TRIALDESK_JUDGE_MODEL", "bench-judge")
+    staff, _ = User.objects.get_or_create(username="bench-staff", defaults={"is_staff": True})
+    client = Client()
+    client.force_login(staff)
+    before = GradingBatch.objects.order_by("-id").values_list("id", flat=True).first() or 0
+    tasks_before = set(DBTaskResult.objects.values_list("id", flat=True))
+
+    def grade() -> object:
+        response = client.post(f"/rejudge/?job={job}")
+        assert response.status_code == 302, response.status_code
+        return response
+
+    try:
+        return compare(
+            "explorer: Grade these, 10,000 trials / bare page", grade, bare, "<= 3", repeat
+        )
+    finally:
+        GradingBatch.objects.filter(id__gt=before).delete()
+        DBTaskResult.objects.exclude(id__in=tasks_before).delete()
 
 
 # --- Harbor's own viewer -----------------------------------------------------------------
