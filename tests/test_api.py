@@ -766,6 +766,28 @@ def test_each_mended_spot_of_a_list_body_lands_on_its_own_trial(client: Client, 
     assert stored["num"].detail.config == {"fine": 0.5, "big": None}
 
 
+def test_a_metric_no_column_can_hold_is_left_out_and_its_trial_stored(
+    client: Client, staff: str
+) -> None:
+    """A mended metric is null, which a metric may not be: it is left out (its text in the
+    problem), in a list body too, as a .jsonl line's is; a reward so mended stays a 422."""
+    first, second = (bundle_json(f.bundle(name=n)) for n in ("first", "second"))
+    second["results"][0]["metrics"]["odd"] = "PLACE"
+    response = call(client, "post", "/api/ingest", staff, _with_literal([first, second], "NaN"))
+    assert response.status_code == 200, response.content
+    assert response.json()["counts"]["ingested"] == 2
+    stored = Trial.objects.select_related("detail").get(name="second")
+    [problem] = stored.detail.ingest_problems
+    assert (problem["field"], problem["raw"]) == ("results[0].metrics.odd", "NaN")
+    assert "odd" not in stored.results.get().metrics
+    third = bundle_json(f.bundle(name="third"))
+    third["results"][0]["reward"] = "PLACE"
+    response = call(client, "post", "/api/ingest", staff, _with_literal(third, "NaN"))
+    detail = assert_json_error(response, 422)
+    assert ["body", "results", 0, "reward"] in locs(detail)
+    assert not Trial.objects.filter(name="third").exists()
+
+
 @pytest.mark.parametrize(
     ("section", "field", "value"),
     [

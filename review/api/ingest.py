@@ -19,7 +19,7 @@ from review.api.ninja import (
     staff_auth,
 )
 from rewards.formats import NOT_FAST, loads_fast
-from rewards.ingest.bundles import ENVELOPE_DEPTH, with_problems
+from rewards.ingest.bundles import ENVELOPE_DEPTH, drop_refused, with_problems
 from rewards.ingest.files import ArtifactError, Limits
 from rewards.ingest.storable import loads_marked, mend
 from rewards.ingest.writer import BundleWriter
@@ -100,12 +100,18 @@ def parse_bundles(raw: bytes) -> list[TrialBundle]:
             [{"loc": ("body",), "msg": "not valid JSON", "type": "json_invalid"}]
         ) from exc
     # Strict validation is of JSON text: the body itself, or the mended value written out.
-    text = raw if mended is None else json.dumps(data)
     try:
-        if isinstance(data, list):
-            bundles = _MANY.validate_json(text, strict=True)
-        else:
-            bundles = [_ONE.validate_json(text, strict=True)]
+        try:
+            bundles = _validated(raw if mended is None else json.dumps(data), data)
+        except PydanticValidationError as exc:
+            # A mended number is null now, which its field may refuse (a metric is a number):
+            # such a field is left out, its text kept in the problem, as for a .jsonl line.
+            if mended is None or not _drop_mended(data, exc, mended):
+                raise
+            try:
+                bundles = _validated(json.dumps(data), data)
+            except PydanticValidationError:
+                raise exc from None  # the field is required (a reward): the first reason stands
     except PydanticValidationError as exc:
         errors = exc.errors(include_url=False, include_input=False, include_context=False)
         raise ValidationError(clean_errors(errors, ("body",))) from exc
@@ -118,6 +124,30 @@ def parse_bundles(raw: bytes) -> list[TrialBundle]:
     if mended is None:
         return bundles
     return [with_problems(b, problems) for b, problems in zip(bundles, mended, strict=True)]
+
+
+def _validated(text: str | bytes, data: Any) -> list[TrialBundle]:
+    if isinstance(data, list):
+        return _MANY.validate_json(text, strict=True)
+    return [_ONE.validate_json(text, strict=True)]
+
+
+def _drop_mended(
+    data: Any, exc: PydanticValidationError, mended: list[list[IngestProblem]]
+) -> bool:
+    """Leave out each mended spot `exc` refuses, bundle by bundle; False when it refuses
+    anything else."""
+    items = data if isinstance(data, list) else [data]
+    refused: dict[int, list[tuple[Any, ...]]] = {}
+    for error in exc.errors():
+        location = tuple(error["loc"])
+        index, spot = (location[0], location[1:]) if isinstance(data, list) else (0, location)
+        if not isinstance(index, int) or not 0 <= index < len(items):
+            return False
+        refused.setdefault(index, []).append(spot)
+    return all(
+        drop_refused(items[i], spots, {p.field for p in mended[i]}) for i, spots in refused.items()
+    )
 
 
 def _read(raw: bytes, max_depth: int) -> tuple[Any, list[list[IngestProblem]] | None]:

@@ -63,16 +63,13 @@ def parse_line(line: bytes | str, limits: Limits, *, where: str = "bundle") -> T
             raise exc from None
 
 
-def _drop_refused(data: Any, exc: ValidationError, mended: set[str]) -> bool:
-    """Remove from `data` each mended spot that `exc` refuses; False when `exc` refuses
-    anything else (or a spot that cannot be removed)."""
-    spots = []
-    for error in exc.errors():
-        location = tuple(error["loc"])
-        if dotted(location) not in mended:
-            return False
-        spots.append(location)
-    for location in spots:
+def drop_refused(data: Any, locations: list[tuple[Any, ...]], mended: set[str]) -> bool:
+    """Remove from `data` each spot at `locations` (a validation error's) when it is one that
+    was mended (a number no column can hold, now null); False when any is not (or cannot be
+    removed): that error stands."""
+    if not locations or any(dotted(location) not in mended for location in locations):
+        return False
+    for location in locations:
         parent = data
         for part in location[:-1]:
             parent = parent[part]
@@ -95,7 +92,8 @@ def _parse_mended(text: str, max_depth: int, where: str) -> TrialBundle:
         # A number no column can hold is null now, which its field may refuse (a metric is
         # a number): such a field is left out, as the readers leave out a field that does
         # not validate, its text kept in the problem. Any other error stands.
-        if not _drop_refused(data, exc, {p.field for p in mended}):
+        refused = [tuple(error["loc"]) for error in exc.errors()]
+        if not drop_refused(data, refused, {p.field for p in mended}):
             raise
         try:
             bundle = TrialBundle.model_validate_json(json.dumps(data), strict=True)
