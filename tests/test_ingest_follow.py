@@ -21,7 +21,7 @@ import pytest
 from rewards.management.commands.ingest import RECHECK_EVERY
 from rewards.models import Job, Trial
 from tests.ingest_helpers import HARBOR_FIXTURES, PASS_JOB, PASSING
-from tests.task_worker import PROJECT, _database_environment
+from tests.task_worker import PROJECT, database_environment
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -53,7 +53,7 @@ class Follower:
                 str(jobs),
             ],
             cwd=PROJECT,
-            env={**_database_environment(), "DJANGO_SETTINGS_MODULE": "config.settings"},
+            env={**database_environment(), "DJANGO_SETTINGS_MODULE": "config.settings"},
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             text=True,
@@ -209,7 +209,7 @@ def test_a_missing_path_stops_the_follower_at_once(tmp_path: Path) -> None:
     ran = subprocess.run(
         [sys.executable, "manage.py", "ingest", "--follow", str(tmp_path / "nowhere")],
         cwd=PROJECT,
-        env={**_database_environment(), "DJANGO_SETTINGS_MODULE": "config.settings"},
+        env={**database_environment(), "DJANGO_SETTINGS_MODULE": "config.settings"},
         capture_output=True,
         text=True,
         timeout=60,
