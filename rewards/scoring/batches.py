@@ -3,11 +3,12 @@
 A batch's items (one per trial) are its work list. Starting a batch inserts the items in one
 statement and enqueues a few runner tasks (`rewards.scoring.tasks.grade_batch`), not one task
 per trial, so enqueueing 10,000 trials is a handful of statements. Each runner claims the
-batch's items one at a time until none is left.
+batch's items one at a time, keeping up to the judge's concurrency of them in flight
+(`TRIALDESK_JUDGE_CONCURRENCY`, default 8), until none is left.
 
 Exactly once, with workers that may be killed at any moment:
-- A runner claims a queued item with a fresh token. While the judge is asked, a thread of the
-  runner refreshes the item's heartbeat.
+- A runner claims a queued item with a fresh token. While the judge is asked, the runner
+  refreshes the heartbeat of every item it has in flight, in one statement.
 - The verdict row is linked one-to-one to its item (the database refuses a second) and stored
   in the transaction that marks the item done, and only while the claim is still the runner's.
   A runner killed before that commit stored nothing; one killed after it stored both.
@@ -26,11 +27,12 @@ from __future__ import annotations
 import json
 import logging
 import os
-import threading
+import time
 import uuid
 from collections.abc import Iterable
+from concurrent.futures import FIRST_COMPLETED, Future, wait
+from dataclasses import dataclass
 from datetime import datetime, timedelta
-from types import TracebackType
 from typing import Any
 
 from django.contrib.auth.models import User
@@ -38,9 +40,16 @@ from django.db import connection, transaction
 from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
+from rewards import schemas
 from rewards.models import GradingBatch, GradingItem, JudgeVerdict, Trial
 from rewards.scoring.grading import store_verdict, stored_judge_input
-from rewards.scoring.judge import JudgeNotConfigured, JudgeSettings, ask_judge
+from rewards.scoring.judge import (
+    JudgeCalls,
+    JudgeInput,
+    JudgeNotConfigured,
+    JudgeSettings,
+    ask_judge,
+)
 
 log = logging.getLogger(__name__)
 
@@ -48,9 +57,10 @@ State = GradingItem.State
 DEFAULT_LEASE_S = 60.0
 # Runners enqueued per batch: how many workers can share one batch.
 RUNNERS_PER_BATCH = 4
-# Trials one runner task judges before it hands on to a successor: a worker stopped with
-# SIGTERM finishes its task in hand, and batches queued together take turns.
-ITEMS_PER_RUN = 25
+# How long one runner task lasts, in rounds of calls: it takes ROUNDS_PER_RUN times the judge's
+# concurrency of trials, then hands on to a successor, so a worker stopped with SIGTERM soon
+# finishes its task in hand, and batches queued together take turns.
+ROUNDS_PER_RUN = 25
 
 
 def lease() -> timedelta:
@@ -111,22 +121,62 @@ def cancel(batch: GradingBatch) -> int:
 
 
 # --- a runner ----------------------------------------------------------------------------------
+@dataclass
+class _Job:
+    """A claimed item with what the judge is to read about its trial."""
+
+    item: GradingItem
+    token: uuid.UUID
+    trial: Trial
+    data: JudgeInput
+
+
 def run(
     batch_id: int,
     judge: JudgeSettings | None = None,
     *,
-    limit: int | None = None,
+    rounds: int | None = None,
     runner: str = "",
 ) -> int:
-    """Judge the batch's items until none is left to claim, or `limit` of them; returns how
-    many this runner (its task result id) took."""
+    """Judge the batch's items until none is left to claim (or, with `rounds`, that many
+    times the judge's concurrency of them); returns how many this runner (its task result
+    id) took.
+
+    Up to `TRIALDESK_JUDGE_CONCURRENCY` calls are in flight at once, on the event loop of
+    `JudgeCalls` (one thread, one connection pool). Everything that touches the database
+    happens here, in the runner's own thread and connection, between waits for answers:
+    claiming, reading each trial, storing each verdict under its claim, and one heartbeat
+    for every item in flight."""
+    try:
+        settings = judge or JudgeSettings.from_env()
+    except JudgeNotConfigured as exc:
+        return _fail_unjudged(batch_id, runner, f"the worker has no judge: {exc}", rounds)
+    limit = None if rounds is None else rounds * settings.concurrency
+    every = lease().total_seconds() / 3
+    next_beat = time.monotonic() + every
     taken = 0
-    while (limit is None or taken < limit) and (claimed := claim_next(batch_id, runner)):
-        item, token = claimed
-        with Heartbeat(item.pk, token):
-            judge_item(item, token, judge)
-        taken += 1
-    return taken
+    claiming = True
+    in_flight: dict[Future[schemas.JudgeVerdict], _Job] = {}
+    with JudgeCalls(settings) as calls:
+        while True:
+            while claiming and len(in_flight) < settings.concurrency:
+                claimed = claim_next(batch_id, runner) if limit is None or taken < limit else None
+                if claimed is None:
+                    claiming = False
+                    break
+                taken += 1
+                if job := _prepare(*claimed):
+                    in_flight[calls.submit(job.data)] = job
+            if not in_flight:
+                return taken
+            until_beat = max(0.0, next_beat - time.monotonic())
+            done, _ = wait(in_flight, timeout=until_beat, return_when=FIRST_COMPLETED)
+            for answered in done:
+                job = in_flight.pop(answered)
+                _store(job, answered.result())
+            if time.monotonic() >= next_beat:
+                _beat(in_flight.values())
+                next_beat = time.monotonic() + every
 
 
 def claim_next(batch_id: int, runner: str = "") -> tuple[GradingItem, uuid.UUID] | None:
@@ -157,30 +207,68 @@ def claim_next(batch_id: int, runner: str = "") -> tuple[GradingItem, uuid.UUID]
 
 
 def judge_item(item: GradingItem, token: uuid.UUID, judge: JudgeSettings | None) -> None:
-    if JudgeVerdict.objects.filter(batch_item=item).exists():
-        _finish(item, token, State.DONE)  # stored under an earlier claim: not asked again
+    """Judge one claimed item here and now (one call, no other in flight)."""
+    job = _prepare(item, token)
+    if job is None:
         return
-    trial = Trial.objects.select_related("task").filter(pk=item.trial_id).first()
-    if trial is None:
-        return  # deleted since, and its item with it
     try:
-        record = ask_judge(stored_judge_input(trial), judge or JudgeSettings.from_env())
+        settings = judge or JudgeSettings.from_env()
     except JudgeNotConfigured as exc:
         _finish(item, token, State.FAILED, f"the worker has no judge: {exc}")
         return
+    _store(job, ask_judge(job.data, settings))
+
+
+def _prepare(item: GradingItem, token: uuid.UUID) -> _Job | None:
+    """The claimed item's job, or None when there is nothing to ask the judge: a verdict is
+    already stored for it, its trial is gone, or its input cannot be read (the item failed)."""
+    if JudgeVerdict.objects.filter(batch_item=item).exists():
+        _finish(item, token, State.DONE)  # stored under an earlier claim: not asked again
+        return None
+    trial = Trial.objects.select_related("task").filter(pk=item.trial_id).first()
+    if trial is None:
+        return None  # deleted since, and its item with it
+    try:
+        data = stored_judge_input(trial)
     except Exception as exc:
         log.exception("grading trial %s failed", item.trial_id)
         _finish(item, token, State.FAILED, f"grading failed ({type(exc).__name__}: {exc})")
-        return
+        return None
+    return _Job(item, token, trial, data)
+
+
+def _store(job: _Job, record: schemas.JudgeVerdict) -> None:
     # A judge that gave no usable answer still leaves its verdict (UNPARSEABLE, with the
     # reason), and the item counts as failed with that reason.
     failed = record.verdict == JudgeVerdict.Outcome.UNPARSEABLE
     with transaction.atomic():
-        if not _still_ours(item, token):
+        if not _still_ours(job.item, job.token):
             return  # the lease was lost and the item claimed again: that claim stores it
-        store_verdict(trial, record, batch_item=item)
+        store_verdict(job.trial, record, batch_item=job.item)
         _finish(
-            item, token, State.FAILED if failed else State.DONE, record.reasoning if failed else ""
+            job.item,
+            job.token,
+            State.FAILED if failed else State.DONE,
+            record.reasoning if failed else "",
+        )
+
+
+def _fail_unjudged(batch_id: int, runner: str, reason: str, rounds: int | None) -> int:
+    """Without a judge, each item claimed fails with the reason (one at a time)."""
+    taken = 0
+    while (rounds is None or taken < rounds) and (claimed := claim_next(batch_id, runner)):
+        _finish(*claimed, State.FAILED, reason)
+        taken += 1
+    return taken
+
+
+def _beat(jobs: Iterable[_Job]) -> None:
+    """The heartbeat of every item in flight, in one statement: the lease then says whether
+    the runner is alive, not how long a call may take. A claim token names its item."""
+    tokens = [job.token for job in jobs]
+    if tokens:
+        GradingItem.objects.filter(claim__in=tokens, state=State.RUNNING).update(
+            heartbeat_at=timezone.now()
         )
 
 
@@ -198,40 +286,8 @@ def _finish(item: GradingItem, token: uuid.UUID, state: str, reason: str = "") -
     )
 
 
-class Heartbeat:
-    """Refreshes a running item's heartbeat from a thread of its own while its runner waits on
-    the judge: the lease then says whether the runner is alive, not how long a call may take."""
-
-    def __init__(self, item_id: int, token: uuid.UUID) -> None:
-        self.item_id = item_id
-        self.token = token
-        self.every = lease().total_seconds() / 3
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._beat, name="grading-heartbeat", daemon=True)
-
-    def __enter__(self) -> Heartbeat:
-        self._thread.start()
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self._stop.set()
-        self._thread.join()
-
-    def _beat(self) -> None:
-        try:
-            while not self._stop.wait(self.every):
-                GradingItem.objects.filter(
-                    pk=self.item_id, claim=self.token, state=State.RUNNING
-                ).update(heartbeat_at=timezone.now())
-        except Exception:
-            log.exception("the heartbeat of grading item %s stopped", self.item_id)
-        finally:
-            connection.close()  # this thread's own connection
+def has_queued(batch_id: int) -> bool:
+    return GradingItem.objects.filter(batch_id=batch_id, state=State.QUEUED).exists()
 
 
 # --- recovery ----------------------------------------------------------------------------------
