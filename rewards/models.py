@@ -734,12 +734,13 @@ class JudgeVerdict(models.Model):
 
     @property
     def request_settings_shown(self) -> list[tuple[str, str]]:
-        """The request's settings as (name, value) text, for the verdict card; what an
-        ingested judge.json put there is shown as written (escaped by the template)."""
+        """The request's settings as (name, value) text, for the verdict card, by name (a
+        JSON column keeps no order on PostgreSQL); what an ingested judge.json put there is
+        shown as written (escaped by the template)."""
         settings = self.request_settings if isinstance(self.request_settings, dict) else {}
-        return [
+        return sorted(
             (str(name), "—" if value is None else str(value)) for name, value in settings.items()
-        ]
+        )
 
     @property
     def rubric_tiles(self) -> list[tuple[str, Any]]:

@@ -443,9 +443,9 @@ def test_the_judge_card_shows_the_rubric_version_and_request_settings_escaped(
     )
     html = client.get(_url(f.make_trial(judges=[asked]))).content.decode()
     assert (
-        '<p class="hint judge-request">Rubric <code>rubric-0123456789ab</code> · temperature 0'
-        " · response_format json_schema · max_tokens — · endpoint "
-        "&lt;script&gt;alert(1)&lt;/script&gt;</p>"
+        '<p class="hint judge-request">Rubric <code>rubric-0123456789ab</code> · endpoint '
+        "&lt;script&gt;alert(1)&lt;/script&gt; · max_tokens — · response_format json_schema"
+        " · temperature 0</p>"
     ) in html
     assert "<script>alert(1)" not in html
     # An ingested verdict that does not say how it was asked shows no such line.

@@ -159,13 +159,13 @@ def run(
     in_flight: dict[Future[schemas.JudgeVerdict], _Job] = {}
     with JudgeCalls(settings) as calls:
         while True:
-            while claiming and len(in_flight) < settings.concurrency:
-                claimed = claim_next(batch_id, runner) if limit is None or taken < limit else None
-                if claimed is None:
-                    claiming = False
-                    break
-                taken += 1
-                if job := _prepare(*claimed):
+            free = settings.concurrency - len(in_flight)
+            wanted = free if limit is None else min(free, limit - taken)
+            if claiming and wanted:
+                claimed = claim(batch_id, runner, wanted)
+                claiming = len(claimed) == wanted
+                taken += len(claimed)
+                for job in _prepare(claimed):
                     in_flight[calls.submit(job.data)] = job
             if not in_flight:
                 return taken
@@ -181,36 +181,44 @@ def run(
 
 def claim_next(batch_id: int, runner: str = "") -> tuple[GradingItem, uuid.UUID] | None:
     """The next queued item of the batch, marked running under a fresh token."""
+    claimed = claim(batch_id, runner, 1)
+    return claimed[0] if claimed else None
+
+
+def claim(batch_id: int, runner: str = "", count: int = 1) -> list[tuple[GradingItem, uuid.UUID]]:
+    """Up to `count` queued items of the batch, each marked running under a fresh token, in
+    one transaction: a runner fills its free slots at once."""
     now = timezone.now()
     with transaction.atomic():
         # SKIP LOCKED: runners on PostgreSQL pass over each other's rows instead of queueing on
         # them; SQLite takes its write lock up front (IMMEDIATE), one claim at a time. A
         # cancelled batch has no queued item.
-        item = (
+        items = list(
             GradingItem.objects.filter(batch_id=batch_id, state=State.QUEUED)
             .select_for_update(skip_locked=True)
-            .order_by("id")
-            .first()
+            .order_by("id")[:count]
         )
-        if item is None:
-            return None
-        token = uuid.uuid4()
-        item.state = State.RUNNING
-        item.claim = token
-        item.runner = runner
-        item.heartbeat_at = item.started_at = now
-        item.attempts += 1
-        item.save(
-            update_fields=["state", "claim", "runner", "heartbeat_at", "started_at", "attempts"]
+        claimed = []
+        for item in items:
+            token = uuid.uuid4()
+            item.state = State.RUNNING
+            item.claim = token
+            item.runner = runner
+            item.heartbeat_at = item.started_at = now
+            item.attempts += 1
+            claimed.append((item, token))
+        GradingItem.objects.bulk_update(
+            items, ["state", "claim", "runner", "heartbeat_at", "started_at", "attempts"]
         )
-    return item, token
+    return claimed
 
 
 def judge_item(item: GradingItem, token: uuid.UUID, judge: JudgeSettings | None) -> None:
     """Judge one claimed item here and now (one call, no other in flight)."""
-    job = _prepare(item, token)
-    if job is None:
+    prepared = _prepare([(item, token)])
+    if not prepared:
         return
+    job = prepared[0]
     try:
         settings = judge or JudgeSettings.from_env()
     except JudgeNotConfigured as exc:
@@ -219,38 +227,44 @@ def judge_item(item: GradingItem, token: uuid.UUID, judge: JudgeSettings | None)
     _store(job, ask_judge(job.data, settings))
 
 
-def _prepare(item: GradingItem, token: uuid.UUID) -> _Job | None:
-    """The claimed item's job, or None when there is nothing to ask the judge: a verdict is
-    already stored for it, its trial is gone, or its input cannot be read (the item failed)."""
-    if JudgeVerdict.objects.filter(batch_item=item).exists():
-        _finish(item, token, State.DONE)  # stored under an earlier claim: not asked again
-        return None
-    trial = Trial.objects.select_related("task").filter(pk=item.trial_id).first()
-    if trial is None:
-        return None  # deleted since, and its item with it
-    try:
-        data = stored_judge_input(trial)
-    except Exception as exc:
-        log.exception("grading trial %s failed", item.trial_id)
-        _finish(item, token, State.FAILED, f"grading failed ({type(exc).__name__}: {exc})")
-        return None
-    return _Job(item, token, trial, data)
+def _prepare(claimed: list[tuple[GradingItem, uuid.UUID]]) -> list[_Job]:
+    """The jobs of claimed items (their trials read in one query), leaving out the items
+    there is nothing to ask the judge about: a verdict is already stored for it (the item is
+    done), its trial is gone, or its input cannot be read (the item failed)."""
+    items = [item for item, _ in claimed]
+    answered = set(
+        JudgeVerdict.objects.filter(batch_item__in=items).values_list("batch_item_id", flat=True)
+    )
+    trials = Trial.objects.select_related("task").in_bulk([item.trial_id for item in items])
+    jobs = []
+    for item, token in claimed:
+        if item.pk in answered:
+            _finish(item, token, State.DONE)  # stored under an earlier claim: not asked again
+            continue
+        trial = trials.get(item.trial_id)
+        if trial is None:
+            continue  # deleted since, and its item with it
+        try:
+            data = stored_judge_input(trial)
+        except Exception as exc:
+            log.exception("grading trial %s failed", item.trial_id)
+            _finish(item, token, State.FAILED, f"grading failed ({type(exc).__name__}: {exc})")
+            continue
+        jobs.append(_Job(item, token, trial, data))
+    return jobs
 
 
 def _store(job: _Job, record: schemas.JudgeVerdict) -> None:
     # A judge that gave no usable answer still leaves its verdict (UNPARSEABLE, with the
     # reason), and the item counts as failed with that reason.
     failed = record.verdict == JudgeVerdict.Outcome.UNPARSEABLE
+    state, reason = (State.FAILED, record.reasoning) if failed else (State.DONE, "")
     with transaction.atomic():
-        if not _still_ours(job.item, job.token):
+        # The item is finished only while the claim is still ours, and its row stays locked
+        # until the verdict is stored beside it, in this transaction.
+        if not _finish(job.item, job.token, state, reason):
             return  # the lease was lost and the item claimed again: that claim stores it
         store_verdict(job.trial, record, batch_item=job.item)
-        _finish(
-            job.item,
-            job.token,
-            State.FAILED if failed else State.DONE,
-            record.reasoning if failed else "",
-        )
 
 
 def _fail_unjudged(batch_id: int, runner: str, reason: str, rounds: int | None) -> int:
@@ -272,18 +286,12 @@ def _beat(jobs: Iterable[_Job]) -> None:
         )
 
 
-def _still_ours(item: GradingItem, token: uuid.UUID) -> bool:
-    return (
-        GradingItem.objects.select_for_update()
-        .filter(pk=item.pk, claim=token, state=State.RUNNING)
-        .exists()
-    )
-
-
-def _finish(item: GradingItem, token: uuid.UUID, state: str, reason: str = "") -> None:
-    GradingItem.objects.filter(pk=item.pk, claim=token, state=State.RUNNING).update(
+def _finish(item: GradingItem, token: uuid.UUID, state: str, reason: str = "") -> bool:
+    """Finish the item if the claim is still this one; whether it was."""
+    finished = GradingItem.objects.filter(pk=item.pk, claim=token, state=State.RUNNING).update(
         state=state, reason=reason, claim=None, finished_at=timezone.now()
     )
+    return finished > 0
 
 
 def has_queued(batch_id: int) -> bool:
