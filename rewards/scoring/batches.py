@@ -29,7 +29,7 @@ import logging
 import os
 import time
 import uuid
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, wait
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -157,8 +157,12 @@ def run(
     taken = 0
     claiming = True
     in_flight: dict[Future[schemas.JudgeVerdict], _Job] = {}
+    answered: list[tuple[_Job, schemas.JudgeVerdict]] = []
     with JudgeCalls(settings) as calls:
         while True:
+            # The free slots' next calls go out before the answers in hand are stored: answers
+            # arriving together would otherwise leave their slots idle while every one of them
+            # is written.
             free = settings.concurrency - len(in_flight)
             wanted = free if limit is None else min(free, limit - taken)
             if claiming and wanted:
@@ -167,15 +171,16 @@ def run(
                 taken += len(claimed)
                 for job in _prepare(claimed):
                     in_flight[calls.submit(job.data)] = job
+            for job, record in answered:
+                _store(job, record)
+            answered.clear()
             if not in_flight:
                 return taken
             until_beat = max(0.0, next_beat - time.monotonic())
             done, _ = wait(in_flight, timeout=until_beat, return_when=FIRST_COMPLETED)
-            for answered in done:
-                job = in_flight.pop(answered)
-                _store(job, answered.result())
+            answered.extend((in_flight.pop(future), future.result()) for future in done)
             if time.monotonic() >= next_beat:
-                _beat(in_flight.values())
+                _beat([*in_flight.values(), *(job for job, _ in answered)])
                 next_beat = time.monotonic() + every
 
 
@@ -215,7 +220,7 @@ def claim(batch_id: int, runner: str = "", count: int = 1) -> list[tuple[Grading
 
 def judge_item(item: GradingItem, token: uuid.UUID, judge: JudgeSettings | None) -> None:
     """Judge one claimed item here and now (one call, no other in flight)."""
-    prepared = _prepare([(item, token)])
+    prepared = list(_prepare([(item, token)]))
     if not prepared:
         return
     job = prepared[0]
@@ -227,16 +232,16 @@ def judge_item(item: GradingItem, token: uuid.UUID, judge: JudgeSettings | None)
     _store(job, ask_judge(job.data, settings))
 
 
-def _prepare(claimed: list[tuple[GradingItem, uuid.UUID]]) -> list[_Job]:
-    """The jobs of claimed items (their trials read in one query), leaving out the items
-    there is nothing to ask the judge about: a verdict is already stored for it (the item is
-    done), its trial is gone, or its input cannot be read (the item failed)."""
+def _prepare(claimed: list[tuple[GradingItem, uuid.UUID]]) -> Iterator[_Job]:
+    """The jobs of claimed items, each as soon as its input is read (their trials are read
+    in one query), leaving out the items there is nothing to ask the judge about: a verdict
+    is already stored for it (the item is done), its trial is gone, or its input cannot be
+    read (the item failed)."""
     items = [item for item, _ in claimed]
     answered = set(
         JudgeVerdict.objects.filter(batch_item__in=items).values_list("batch_item_id", flat=True)
     )
     trials = Trial.objects.select_related("task").in_bulk([item.trial_id for item in items])
-    jobs = []
     for item, token in claimed:
         if item.pk in answered:
             _finish(item, token, State.DONE)  # stored under an earlier claim: not asked again
@@ -250,8 +255,7 @@ def _prepare(claimed: list[tuple[GradingItem, uuid.UUID]]) -> list[_Job]:
             log.exception("grading trial %s failed", item.trial_id)
             _finish(item, token, State.FAILED, f"grading failed ({type(exc).__name__}: {exc})")
             continue
-        jobs.append(_Job(item, token, trial, data))
-    return jobs
+        yield _Job(item, token, trial, data)
 
 
 def _store(job: _Job, record: schemas.JudgeVerdict) -> None:
