@@ -1,6 +1,7 @@
 """Performance harness: every budget is a ratio against a baseline measured in the same run.
 
-    .venv/bin/python bench/run.py [explorer|export|ingest|science|all] [--trials N] [--json FILE]
+    .venv/bin/python bench/run.py [explorer|export|ingest|science|judging|all] [--trials N]
+        [--json FILE]
 
 It prints one table (figure, ours, baseline, ratio, budget, within budget?) and writes the same
 figures as JSON (bench/out/latest.json unless --json says otherwise). The exit status is 1 when
@@ -23,6 +24,10 @@ a figure is over its budget. Budgets (DESIGN §7):
 - science (`bench/science.py`): the agreement page (whole database, by judge model, blind
   only, one job), compare two runs and the job page with its plots, each at most 3 times
   the bare page, on trials judged by two reviewers.
+- judging: one worker process (`manage.py grading_worker`, 16 calls in flight) judging 1,000
+  stored trials against `bench/judge_stub.py` answering in 500 ms, at most 1.25 times the
+  ideal (1,000 x 0.5 s / 16); with one 429 (Retry-After: 1) in ten, at most 1.5 times; the
+  worker's peak memory judging 10,000 trials at most 1.5 times judging 100 (flat).
 Page timings interleave ours and the baseline sample by sample, so a neighbour's load on a
 shared machine weighs on both sides. Not run by CI: it needs minutes and, at scale, PostgreSQL
 (see bench/README.md).
@@ -606,18 +611,167 @@ def database_cpu_seconds() -> float | None:
     return (int(utime) + int(stime)) / os.sysconf("SC_CLK_TCK")
 
 
+# --- judging -----------------------------------------------------------------------------
+JUDGE_LATENCY_S = 0.5
+JUDGE_CONCURRENCY = 16
+JUDGE_SEED = -9  # the demo seed of the judged job: one no other run uses
+
+
+def bench_judging(trials: int, memory_trials: int) -> list[Figure]:
+    """Judge stored trials with one worker process (`manage.py grading_worker`, 16 calls in
+    flight) against `bench/judge_stub.py` in a process of its own; the trials are those of a
+    job seeded for judging (a seed no other run uses, seeded once and kept: its trials carry
+    annotations, which are never deleted). Each run's verdicts are removed afterwards and the
+    trials' summaries restored, so the database is as it was.
+
+    The time is the worker's own, from its command's start to its exit when the queue is
+    empty; the ideal is trials x latency / calls in flight. Memory: the worker's peak RSS
+    judging `memory_trials` trials against judging 100, with a stub answering in 5 ms (only
+    memory matters there)."""
+    from django.db import connection
+
+    from demo.plan import DemoPlan
+    from rewards.models import Trial
+
+    seeded = max(trials, memory_trials)
+    say(f"judging: {trials:,} trials on {connection.vendor}, {JUDGE_CONCURRENCY} calls in flight")
+    names = [job.name for job in DemoPlan(seed=JUDGE_SEED, trials=seeded, jobs=1).jobs]
+    judged_job = Trial.objects.filter(job__name__in=names)
+    if not judged_job.exists():
+        say(f"  seeding a job of {seeded:,} trials to judge (kept for later runs)")
+        call_command_quietly("seed_demo", trials=seeded, seed=JUDGE_SEED, jobs=1)
+    ids = list(judged_job.order_by("id").values_list("id", flat=True))
+    ideal = trials * JUDGE_LATENCY_S / JUDGE_CONCURRENCY
+    say(f"  {trials:,} trials, answers in {JUDGE_LATENCY_S} s")
+    plain, cpu, _ = judging_run(ids[:trials], JUDGE_LATENCY_S)
+    say(f"  {trials:,} trials, one 429 (Retry-After: 1) in ten")
+    busy, _, _ = judging_run(ids[:trials], JUDGE_LATENCY_S, busy_every=10)
+    say(f"  peak memory: 100 and {memory_trials:,} trials, answers in 5 ms")
+    _, _, small = judging_run(ids[:100], 0.005)
+    _, _, large = judging_run(ids[:memory_trials], 0.005)
+    return [
+        Figure(
+            f"judging {trials:,} trials, 0.5 s answers, 16 in flight / ideal",
+            plain,
+            ideal,
+            "s",
+            "<= 1.25",
+        ),
+        Figure(f"judging {trials:,} trials, one 429 in ten / ideal", busy, ideal, "s", "<= 1.5"),
+        # The worker's own work (reading each trial, storing each verdict, the calls' HTTP):
+        # above the ideal, one worker cannot reach it on this machine whatever it overlaps.
+        Figure(f"judging {trials:,} trials, the worker's CPU time / ideal", cpu, ideal, "s"),
+        Figure(
+            f"judging worker peak RSS, {memory_trials:,} trials / 100 trials",
+            large,
+            small,
+            "MiB",
+            "<= 1.5",
+        ),
+    ]
+
+
+def call_command_quietly(name: str, **options: Any) -> None:
+    from django.core.management import call_command
+
+    call_command(name, verbosity=0, stdout=io.StringIO(), **options)
+
+
+def judging_run(
+    trial_ids: list[int], latency: float, busy_every: int = 0
+) -> tuple[float, float, float]:
+    """Seconds, CPU seconds (all its threads) and peak RSS (MiB) of one worker process judging
+    a batch of these trials against a stub answering in `latency` s (a 429 to every
+    `busy_every`th request)."""
+    from django_tasks_db.models import DBTaskResult
+
+    from rewards.models import GradingBatch, JudgeVerdict, Trial
+    from rewards.scoring import tasks
+
+    stub = subprocess.Popen(
+        [
+            sys.executable,
+            str(ROOT / "bench" / "judge_stub.py"),
+            f"--latency={latency}",
+            f"--busy-every={busy_every}",
+            "--retry-after=1",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert stub.stdout is not None
+        port = int(stub.stdout.readline())
+        batch = tasks.start_batch(trial_ids, query="bench")
+        # The worker command production runs, timed from inside (Django's start-up aside), then
+        # its peak memory read from /proc (VmHWM, this process's own; see export_peak_rss).
+        script = (
+            "import os,sys,time,django;"
+            f"sys.path.insert(0,{str(ROOT)!r});django.setup();"
+            "from django.core.management import call_command;"
+            "started=time.perf_counter();"
+            "call_command('grading_worker','--batch','--no-startup-delay','--interval=0',"
+            "'--no-reload',verbosity=0);"
+            "print(time.perf_counter()-started);"
+            "print(sum(os.times()[:2]));"
+            "print(next(line.split()[1] for line in open('/proc/self/status')"
+            " if line.startswith('VmHWM')))"
+        )
+        env = {
+            **os.environ,
+            "DJANGO_SETTINGS_MODULE": "bench.settings",
+            "TRIALDESK_JUDGE_BASE_URL": f"http://127.0.0.1:{port}/v1",
+            "TRIALDESK_JUDGE_MODEL": "bench-judge",
+            "TRIALDESK_JUDGE_CONCURRENCY": str(JUDGE_CONCURRENCY),
+        }
+        out = subprocess.run(
+            [sys.executable, "-c", script],
+            env=env,
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.split()
+        # Every trial has its verdict: PASS, or UNPARSEABLE for a call whose every try met a 429.
+        verdicts = JudgeVerdict.objects.filter(batch_item__batch=batch)
+        judged = verdicts.count()
+        if judged != len(trial_ids):
+            raise RuntimeError(f"the worker judged {judged} of {len(trial_ids)} trials")
+        seconds, cpu, rss = float(out[-3]), float(out[-2]), int(out[-1]) / 1024
+        given_up = verdicts.exclude(verdict="PASS").count()
+        say(
+            f"    {seconds:.2f} s ({cpu:.2f} s of CPU), peak RSS {rss:.1f} MiB, "
+            f"{given_up} given up after its tries"
+        )
+        # Put the database back: the run's verdicts, batch and tasks removed, summaries redone.
+        verdicts.delete()
+        batch.refresh_from_db()
+        DBTaskResult.objects.filter(id__in=batch.runner_ids).delete()
+        GradingBatch.objects.filter(pk=batch.pk).delete()
+        for trial in Trial.objects.filter(pk__in=trial_ids).select_related("task"):
+            trial.save(update_fields=trial.refresh_summary())
+    finally:
+        stub.terminate()
+        stub.wait()
+    return seconds, cpu, rss
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawTextHelpFormatter
     )
     parser.add_argument(
         "which",
-        choices=["explorer", "export", "ingest", "science", "all"],
+        choices=["explorer", "export", "ingest", "science", "judging", "all"],
         nargs="?",
         default="all",
     )
     parser.add_argument("--trials", type=int, default=None, help="trials in the database")
     parser.add_argument("--ingest-trials", type=int, default=10_000, help="Harbor trials to ingest")
+    parser.add_argument("--judge-trials", type=int, default=1_000, help="trials to judge, timed")
+    parser.add_argument(
+        "--judge-memory-trials", type=int, default=10_000, help="trials to judge, peak memory"
+    )
     parser.add_argument("--repeat", type=int, default=15, help="samples per page timing")
     parser.add_argument("--json", type=Path, default=DEFAULT_JSON, help="where to write JSON")
     args = parser.parse_args()
@@ -640,6 +794,8 @@ def main() -> None:
         from bench.science import bench_science
 
         figures += bench_science(trials, max(3, args.repeat // 2))
+    if args.which in ("judging", "all"):
+        figures += bench_judging(args.judge_trials, args.judge_memory_trials)
     print(table(figures))
     args.json.parent.mkdir(parents=True, exist_ok=True)
     args.json.write_text(

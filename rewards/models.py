@@ -699,6 +699,11 @@ class JudgeVerdict(models.Model):
         max_length=12, choices=ExpectedOutcome.choices, default=ExpectedOutcome.COMPLETION
     )
     raw_response = models.TextField(blank=True)
+    # How the verdict was asked for, when Trialdesk asked (issue 21): the rubric's version
+    # (a digest of the judge's system prompt and answer schema) and the request's settings.
+    # Empty for a verdict ingested from a judge.json that does not say.
+    rubric_version = models.CharField(max_length=64, blank=True)
+    request_settings = models.JSONField(default=dict, blank=True)
     # The grading batch item that asked for this verdict (none for an ingested one). One to
     # one: the database refuses a second verdict for an item (issue 21, "Exactly once").
     batch_item = models.OneToOneField(
@@ -761,6 +766,8 @@ class JudgeVerdict(models.Model):
             "fact_checks": [f.model_dump() for f in record.fact_checks],
             "expected_outcome": record.expected_outcome,
             "raw_response": record.raw_response,
+            "rubric_version": record.rubric_version,
+            "request_settings": record.request_settings,
         }
 
     def to_record(self) -> schemas.JudgeVerdict:
@@ -776,6 +783,18 @@ class JudgeVerdict(models.Model):
             fact_checks=[schemas.FactCheck.model_validate(f) for f in self.fact_checks],
             expected_outcome=self.expected_outcome,
             raw_response=self.raw_response,
+            rubric_version=self.rubric_version,
+            request_settings=self.request_settings,
+        )
+
+    @property
+    def request_settings_shown(self) -> list[tuple[str, str]]:
+        """The request's settings as (name, value) text, for the verdict card, by name (a
+        JSON column keeps no order on PostgreSQL); what an ingested judge.json put there is
+        shown as written (escaped by the template)."""
+        settings = self.request_settings if isinstance(self.request_settings, dict) else {}
+        return sorted(
+            (str(name), "—" if value is None else str(value)) for name, value in settings.items()
         )
 
     @property

@@ -214,6 +214,12 @@ class JudgeVerdict(StrictModel):
     fact_checks: list[FactCheck] = Field(default_factory=list)
     expected_outcome: Literal["completion", "refusal"] = "completion"
     raw_response: str = ""
+    # Set when Trialdesk asked the judge (issue 21): the rubric's version
+    # (`rewards.scoring.judge.RUBRIC_VERSION`) and the request's settings (temperature,
+    # response format, max tokens, endpoint host, timeout, retries). A verdict read from
+    # another pipeline's judge.json has neither unless it says.
+    rubric_version: Annotated[str, Field(max_length=64)] = ""
+    request_settings: dict[str, Any] = Field(default_factory=dict)
 
     @model_validator(mode="after")
     def _rubric_complete(self) -> JudgeVerdict:

@@ -12,6 +12,9 @@ from typing import Any
 
 import pytest
 
+from rewards.scoring import judge as judge_module
+from rewards.scoring.judge import forget_formats
+
 GOOD_ANSWER: dict[str, Any] = {
     "verdict": "FAIL",
     "task_completion": 2,
@@ -27,8 +30,10 @@ GOOD_ANSWER: dict[str, Any] = {
 class FakeJudge:
     """`reply` is what the next requests get: ("completion", content) wraps `content` in a
     chat completion; ("body", text) sends text as is; ("status", code); ("slow", seconds);
-    ("busy", n): 429 with Retry-After to the first n requests; ("drip", seconds): the body one
-    byte at a time."""
+    ("busy", n): `busy_status` (429) with `Retry-After: retry_after` (none when None) to the
+    first n requests; ("drip", seconds): the body one byte at a time. A request whose
+    `response_format` type is in `refused_formats` gets a 400 naming it, as an endpoint
+    without structured output answers. `max_in_flight` is the most requests it held at once."""
 
     url: str = ""
     reply: tuple[str, Any] = ("completion", json.dumps(GOOD_ANSWER))
@@ -37,9 +42,30 @@ class FakeJudge:
     headers: list[dict[str, str]] = field(default_factory=list)
     # ("gate", None): every answer waits until the test opens the gate (then answers well).
     gate: threading.Event = field(default_factory=threading.Event)
+    retry_after: str | None = "0.5"
+    busy_status: int = 429
+    refused_formats: set[str] = field(default_factory=set)
+    in_flight: int = 0
+    max_in_flight: int = 0
+    lock: threading.Lock = field(default_factory=threading.Lock)
 
     def answer(self, content: Any) -> None:
         self.reply = ("completion", content if isinstance(content, str) else json.dumps(content))
+
+    def open_gate_at(self, in_flight: int, seconds: float = 30) -> threading.Thread:
+        """Hold every answer (the "gate" reply) until `in_flight` requests are held at once,
+        then let them all go; after `seconds` anyway, so that a test fails rather than hangs."""
+
+        def watch() -> None:
+            deadline = time.monotonic() + seconds
+            while self.in_flight < in_flight and time.monotonic() < deadline:
+                time.sleep(0.005)
+            self.gate.set()
+
+        self.reply = ("gate", None)
+        thread = threading.Thread(target=watch, daemon=True)
+        thread.start()
+        return thread
 
 
 def _handler(judge: FakeJudge) -> type[BaseHTTPRequestHandler]:
@@ -53,10 +79,29 @@ def _handler(judge: FakeJudge) -> type[BaseHTTPRequestHandler]:
             self.end_headers()
 
         def do_POST(self) -> None:
+            with judge.lock:
+                judge.in_flight += 1
+                judge.max_in_flight = max(judge.max_in_flight, judge.in_flight)
+            try:
+                self._answer()
+            finally:
+                with judge.lock:
+                    judge.in_flight -= 1
+
+        def _answer(self) -> None:
             judge.paths.append(self.path)
             judge.headers.append({k.lower(): v for k, v in self.headers.items()})
             length = int(self.headers.get("Content-Length", "0"))
-            judge.requests.append(json.loads(self.rfile.read(length)))
+            request = json.loads(self.rfile.read(length))
+            with judge.lock:
+                judge.requests.append(request)
+                count = len(judge.requests)
+            asked = (request.get("response_format") or {}).get("type")
+            if asked in judge.refused_formats:
+                message = f"Invalid parameter: 'response_format' of type '{asked}' is not supported"
+                error = {"error": {"message": message, "param": "response_format"}}
+                self._send(400, json.dumps(error).encode())
+                return
             kind, value = judge.reply
             if kind == "gate":
                 judge.gate.wait(timeout=60)
@@ -74,9 +119,11 @@ def _handler(judge: FakeJudge) -> type[BaseHTTPRequestHandler]:
             if kind == "status":
                 self._send(value, b'{"error": {"message": "overloaded"}}')
                 return
-            if kind == "busy":  # 429 with Retry-After for the first `value` requests
-                if len(judge.requests) <= value:
-                    self._send(429, b'{"error": {"message": "slow down"}}', {"Retry-After": "0.5"})
+            if kind == "busy":  # 429 (or 503) with Retry-After for the first `value` requests
+                if count <= value:
+                    after = judge.retry_after
+                    wait = {"Retry-After": after} if after is not None else {}
+                    self._send(judge.busy_status, b'{"error": {"message": "slow down"}}', wait)
                     return
                 kind, value = "completion", json.dumps(GOOD_ANSWER)
             if kind == "drip":  # headers at once, then one byte of the body every `value` s
@@ -123,6 +170,7 @@ def _handler(judge: FakeJudge) -> type[BaseHTTPRequestHandler]:
 @pytest.fixture
 def judge_server(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeJudge]:
     judge = FakeJudge()
+    forget_formats()  # what an earlier test's server (maybe on this port) taught the process
     server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(judge))
     server.daemon_threads = True
     thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
@@ -132,6 +180,8 @@ def judge_server(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeJudge]:
     monkeypatch.setenv("TRIALDESK_JUDGE_MODEL", "judge-large")
     monkeypatch.setenv("TRIALDESK_JUDGE_API_KEY", "sk-test-judge")
     monkeypatch.setenv("TRIALDESK_JUDGE_TIMEOUT_S", "5")
+    # Backoff (without a Retry-After) in hundredths of a second, not halves: tests stay fast.
+    monkeypatch.setattr(judge_module, "BACKOFF_S", 0.01)
     for name in ("http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "all_proxy"):
         monkeypatch.delenv(name, raising=False)
     try:

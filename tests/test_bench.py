@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import threading
 import time
+from http.server import ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -19,6 +21,7 @@ from bench.run import (
 )
 from review.exports import export_select
 from rewards.models import Trial
+from rewards.scoring.judge import JudgeInput, JudgeSettings, ask_judge
 from tests import review_factories as f
 
 
@@ -118,3 +121,29 @@ def test_the_database_cpu_is_read_from_its_process_on_this_machine() -> None:
     assert before is not None
     assert after is not None
     assert after - before > 0.05  # the server's own work, not this process's
+
+
+@pytest.mark.parametrize(
+    ("busy_every", "verdict", "reasoning"),
+    [
+        (0, "PASS", "The agent did what the task asked."),
+        (1, "UNPARSEABLE", "the endpoint answered HTTP 429 to the last of 4 tries"),
+    ],
+)
+def test_the_judging_stub_answers_the_rubric_or_a_429_to_every_nth_request(
+    monkeypatch: pytest.MonkeyPatch, busy_every: int, verdict: str, reasoning: str
+) -> None:
+    from bench.judge_stub import handler
+
+    for name in ("http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "all_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler(0.0, busy_every, "0"))
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+        answer = ask_judge(JudgeInput(instruction="x"), JudgeSettings(base_url=url, model="m"))
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert (answer.verdict, answer.reasoning) == (verdict, reasoning)

@@ -105,6 +105,8 @@ def full_bundle(name: str, reward: float = 0.75) -> TrialBundle:
                 judge_model="j-1",
                 scored_at=at,
                 fact_checks=[FactCheck(claim="c", status="supported", evidence="e")],
+                rubric_version="rubric-0123456789ab",
+                request_settings={"temperature": 0, "response_format": "json_schema"},
             ),
             JudgeVerdict(verdict="UNPARSEABLE", raw_response="{not json"),
         ],
@@ -140,6 +142,13 @@ def test_exported_bundle_keeps_every_result_and_the_current_one() -> None:
     assert bundle.current_result.raw_artifacts == {"reward.json": '{"reward": 0.75}'}
     assert [s.verdict for s in bundle.scorers] == ["FAIL", "NA"]
     assert [v.verdict for v in bundle.judge_verdicts] == ["PASS", "UNPARSEABLE"]
+    asked = bundle.judge_verdicts[0]
+    assert asked.rubric_version == "rubric-0123456789ab"
+    assert asked.request_settings == {"temperature": 0, "response_format": "json_schema"}
+    assert (bundle.judge_verdicts[1].rubric_version, bundle.judge_verdicts[1].request_settings) == (
+        "",
+        {},
+    )
     assert bundle.trial.exception_message == "timed out <script>alert(1)</script>"
 
 

@@ -3,6 +3,7 @@ claims (a lost lease stores nothing, a stored verdict is never asked for twice, 
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Callable
 from datetime import timedelta
@@ -19,7 +20,7 @@ from rewards import schemas
 from rewards.models import GradingBatch, GradingItem, JudgeVerdict, Trial
 from rewards.scoring import batches, tasks
 from rewards.scoring.grading import store_verdict
-from rewards.scoring.judge import JudgeSettings
+from rewards.scoring.judge import RUBRIC_VERSION, JudgeSettings
 from tests import review_factories as f
 from tests.judge_server import FakeJudge, judge_server
 
@@ -169,6 +170,46 @@ def test_a_runner_judges_every_item_and_records_an_unusable_answer_as_a_failure(
     assert all(item.reason for item in batch.items.all())
     # The judge's failure is still the trial's newest verdict, linked to its item.
     assert JudgeVerdict.objects.filter(batch_item__batch=batch, verdict="UNPARSEABLE").count() == 2
+
+
+def test_a_runner_keeps_the_judges_concurrency_in_flight_and_judges_each_item_once(
+    judge_server: FakeJudge,
+) -> None:
+    batch, trials = _batch(10)
+    judge_server.open_gate_at(in_flight=4)  # answers once four requests are held together
+    settings = dataclasses.replace(_settings(judge_server), concurrency=4)
+    assert batches.run(batch.pk, settings) == 10
+    assert judge_server.max_in_flight == 4  # as many as allowed, never more
+    assert len(judge_server.requests) == 10
+    assert set(batch.items.values_list("state", "attempts")) == {("done", 1)}
+    verdicts = JudgeVerdict.objects.filter(batch_item__batch=batch)
+    assert sorted(verdicts.values_list("trial_id", flat=True)) == sorted(t.pk for t in trials)
+    assert set(verdicts.values_list("rubric_version", flat=True)) == {RUBRIC_VERSION}
+
+
+def test_a_runner_takes_rounds_of_its_concurrency_then_stops(judge_server: FakeJudge) -> None:
+    batch, _ = _batch(7)
+    settings = dataclasses.replace(_settings(judge_server), concurrency=3)
+    assert batches.run(batch.pk, settings, rounds=2) == 6
+    assert batches.has_queued(batch.pk)
+    assert batches.run(batch.pk, settings, rounds=2) == 1
+    assert not batches.has_queued(batch.pk)
+
+
+def test_without_a_judge_the_runners_items_fail_with_the_reason(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("TRIALDESK_JUDGE_BASE_URL", raising=False)
+    batch, _ = _batch(2)
+    assert batches.run(batch.pk) == 2
+    reasons = set(batch.items.values_list("state", "reason"))
+    assert reasons == {
+        (
+            "failed",
+            "the worker has no judge: set TRIALDESK_JUDGE_BASE_URL and TRIALDESK_JUDGE_MODEL "
+            "to use the judge",
+        )
+    }
 
 
 def test_a_runner_that_lost_its_lease_stores_nothing(judge_server: FakeJudge) -> None:

@@ -149,6 +149,8 @@ def test_a_complete_trial_directory_is_stored_whole(tmp_path: Path) -> None:
     assert trial.scorer_verdict == "PASS"  # the advisory no_new_skips FAIL does not gate
     verdict = trial.judge_verdicts.get()
     assert (verdict.verdict, verdict.task_completion, verdict.judge_model) == ("PASS", 5, "judge-1")
+    # Another pipeline's judge: how it was asked is not known, and nothing is made up.
+    assert (verdict.rubric_version, verdict.request_settings) == ("", {})
     assert trial.gate_disagreement == "advisory_fail"
     assert list(trial.error_tags.values_list("category", "source")) == [
         ("unit mismatch", "mechanical")

@@ -436,3 +436,30 @@ def test_the_breakdown_is_shown_as_a_tree(client: Client) -> None:
     assert '<th scope="row" class="depth-2">parses</th>' in html
     assert '<th scope="row" class="depth-0">style</th>' in html
     assert "two warnings" in html
+
+
+def test_the_judge_card_shows_the_rubric_version_and_request_settings_escaped(
+    client: Client,
+) -> None:
+    f.login(client, "rita", "reviewer")
+    asked = f.judge("PASS").model_copy(
+        update={
+            "rubric_version": "rubric-0123456789ab",
+            "request_settings": {
+                "temperature": 0,
+                "response_format": "json_schema",
+                "max_tokens": None,
+                "endpoint": "<script>alert(1)</script>",
+            },
+        }
+    )
+    html = client.get(_url(f.make_trial(judges=[asked]))).content.decode()
+    assert (
+        '<p class="hint judge-request">Rubric <code>rubric-0123456789ab</code> · endpoint '
+        "&lt;script&gt;alert(1)&lt;/script&gt; · max_tokens — · response_format json_schema"
+        " · temperature 0</p>"
+    ) in html
+    assert "<script>alert(1)" not in html
+    # An ingested verdict that does not say how it was asked shows no such line.
+    plain = client.get(_url(f.make_trial(name="t-plain", judges=[f.judge("PASS")])))
+    assert "judge-request" not in plain.content.decode()

@@ -117,7 +117,7 @@ def test_a_judge_failure_is_stored_unparseable_and_does_not_fail_grading(
     root, base = workspace
     judge_server.reply = ("status", 503)
     out = grade(trial_dir(tmp_path, scorers=SCORERS), "--workspace", root, "--baseline", base)
-    assert "judge: UNPARSEABLE (the endpoint answered HTTP 503)" in out
+    assert "judge: UNPARSEABLE (the endpoint answered HTTP 503 to the last of 4 tries)" in out
     trial = Trial.objects.get(name="t-1")
     assert trial.judge_verdict == "UNPARSEABLE"
     assert trial.scorer_verdict == "FAIL"

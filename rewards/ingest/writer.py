@@ -400,6 +400,8 @@ def _verdict_key(v: JudgeVerdict) -> tuple[object, ...]:
         json.dumps(v.fact_checks, sort_keys=True),
         v.expected_outcome,
         v.raw_response,
+        v.rubric_version,
+        json.dumps(v.request_settings, sort_keys=True),
     )
 
 

@@ -3,11 +3,12 @@
 A batch's items (one per trial) are its work list. Starting a batch inserts the items in one
 statement and enqueues a few runner tasks (`rewards.scoring.tasks`: `fill_batch`,
 `grade_batch`), not one task per trial, so enqueueing 10,000 trials is a handful of
-statements. Each runner claims the batch's items one at a time until none is left.
+statements. Each runner claims the batch's items, keeping up to the judge's concurrency of
+them in flight (`TRIALDESK_JUDGE_CONCURRENCY`, default 8), until none is left.
 
 Exactly once, with workers that may be killed at any moment:
-- A runner claims a queued item with a fresh token. While the judge is asked, a thread of the
-  runner refreshes the item's heartbeat.
+- A runner claims a queued item with a fresh token. While the judge is asked, the runner
+  refreshes the heartbeat of every item it has in flight, in one statement.
 - The verdict row is linked one-to-one to its item (the database refuses a second) and stored
   in the transaction that marks the item done, and only while the claim is still the runner's.
   A runner killed before that commit stored nothing; one killed after it stored both.
@@ -26,20 +27,28 @@ from __future__ import annotations
 import json
 import logging
 import os
-import threading
+import time
 import uuid
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from concurrent.futures import FIRST_COMPLETED, Future, wait
+from dataclasses import dataclass
 from datetime import datetime, timedelta
-from types import TracebackType
 from typing import Any
 
 from django.db import connection, transaction
 from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
+from rewards import schemas
 from rewards.models import GradingBatch, GradingItem, JudgeVerdict, Trial
 from rewards.scoring.grading import store_verdict, stored_judge_input
-from rewards.scoring.judge import JudgeNotConfigured, JudgeSettings, ask_judge
+from rewards.scoring.judge import (
+    JudgeCalls,
+    JudgeInput,
+    JudgeNotConfigured,
+    JudgeSettings,
+    ask_judge,
+)
 
 log = logging.getLogger(__name__)
 
@@ -47,9 +56,10 @@ State = GradingItem.State
 DEFAULT_LEASE_S = 60.0
 # Runners enqueued per batch: how many workers can share one batch.
 RUNNERS_PER_BATCH = 4
-# Trials one runner task judges before it hands on to a successor: a worker stopped with
-# SIGTERM finishes its task in hand, and batches queued together take turns.
-ITEMS_PER_RUN = 25
+# How long one runner task lasts, in rounds of calls: it takes ROUNDS_PER_RUN times the judge's
+# concurrency of trials, then hands on to a successor, so a worker stopped with SIGTERM soon
+# finishes its task in hand, and batches queued together take turns.
+ROUNDS_PER_RUN = 25
 
 
 def lease() -> timedelta:
@@ -96,127 +106,185 @@ def cancel(batch: GradingBatch) -> int:
 
 
 # --- a runner ----------------------------------------------------------------------------------
+@dataclass
+class _Job:
+    """A claimed item with what the judge is to read about its trial."""
+
+    item: GradingItem
+    token: uuid.UUID
+    trial: Trial
+    data: JudgeInput
+
+
 def run(
     batch_id: int,
     judge: JudgeSettings | None = None,
     *,
-    limit: int | None = None,
+    rounds: int | None = None,
     runner: str = "",
 ) -> int:
-    """Judge the batch's items until none is left to claim, or `limit` of them; returns how
-    many this runner (its task result id) took."""
+    """Judge the batch's items until none is left to claim (or, with `rounds`, that many
+    times the judge's concurrency of them); returns how many this runner (its task result
+    id) took.
+
+    Up to `TRIALDESK_JUDGE_CONCURRENCY` calls are in flight at once, on the event loop of
+    `JudgeCalls` (one thread, one connection pool). Everything that touches the database
+    happens here, in the runner's own thread and connection, between waits for answers:
+    claiming, reading each trial, storing each verdict under its claim, and one heartbeat
+    for every item in flight."""
+    try:
+        settings = judge or JudgeSettings.from_env()
+    except JudgeNotConfigured as exc:
+        return _fail_unjudged(batch_id, runner, f"the worker has no judge: {exc}", rounds)
+    limit = None if rounds is None else rounds * settings.concurrency
+    every = lease().total_seconds() / 3
+    next_beat = time.monotonic() + every
     taken = 0
-    while (limit is None or taken < limit) and (claimed := claim_next(batch_id, runner)):
-        item, token = claimed
-        with Heartbeat(item.pk, token):
-            judge_item(item, token, judge)
-        taken += 1
-    return taken
+    claiming = True
+    in_flight: dict[Future[schemas.JudgeVerdict], _Job] = {}
+    answered: list[tuple[_Job, schemas.JudgeVerdict]] = []
+    with JudgeCalls(settings) as calls:
+        while True:
+            # The free slots' next calls go out before the answers in hand are stored: answers
+            # arriving together would otherwise leave their slots idle while every one of them
+            # is written.
+            free = settings.concurrency - len(in_flight)
+            wanted = free if limit is None else min(free, limit - taken)
+            if claiming and wanted:
+                claimed = claim(batch_id, runner, wanted)
+                claiming = len(claimed) == wanted
+                taken += len(claimed)
+                for job in _prepare(claimed):
+                    in_flight[calls.submit(job.data)] = job
+            for job, record in answered:
+                _store(job, record)
+            answered.clear()
+            if not in_flight:
+                return taken
+            until_beat = max(0.0, next_beat - time.monotonic())
+            done, _ = wait(in_flight, timeout=until_beat, return_when=FIRST_COMPLETED)
+            answered.extend((in_flight.pop(future), future.result()) for future in done)
+            if time.monotonic() >= next_beat:
+                _beat([*in_flight.values(), *(job for job, _ in answered)])
+                next_beat = time.monotonic() + every
 
 
 def claim_next(batch_id: int, runner: str = "") -> tuple[GradingItem, uuid.UUID] | None:
     """The next queued item of the batch, marked running under a fresh token."""
+    claimed = claim(batch_id, runner, 1)
+    return claimed[0] if claimed else None
+
+
+def claim(batch_id: int, runner: str = "", count: int = 1) -> list[tuple[GradingItem, uuid.UUID]]:
+    """Up to `count` queued items of the batch, each marked running under a fresh token, in
+    one transaction: a runner fills its free slots at once."""
     now = timezone.now()
     with transaction.atomic():
         # SKIP LOCKED: runners on PostgreSQL pass over each other's rows instead of queueing on
         # them; SQLite takes its write lock up front (IMMEDIATE), one claim at a time. A
         # cancelled batch has no queued item.
-        item = (
+        items = list(
             GradingItem.objects.filter(batch_id=batch_id, state=State.QUEUED)
             .select_for_update(skip_locked=True)
-            .order_by("id")
-            .first()
+            .order_by("id")[:count]
         )
-        if item is None:
-            return None
-        token = uuid.uuid4()
-        item.state = State.RUNNING
-        item.claim = token
-        item.runner = runner
-        item.heartbeat_at = item.started_at = now
-        item.attempts += 1
-        item.save(
-            update_fields=["state", "claim", "runner", "heartbeat_at", "started_at", "attempts"]
+        claimed = []
+        for item in items:
+            token = uuid.uuid4()
+            item.state = State.RUNNING
+            item.claim = token
+            item.runner = runner
+            item.heartbeat_at = item.started_at = now
+            item.attempts += 1
+            claimed.append((item, token))
+        GradingItem.objects.bulk_update(
+            items, ["state", "claim", "runner", "heartbeat_at", "started_at", "attempts"]
         )
-    return item, token
+    return claimed
 
 
 def judge_item(item: GradingItem, token: uuid.UUID, judge: JudgeSettings | None) -> None:
-    if JudgeVerdict.objects.filter(batch_item=item).exists():
-        _finish(item, token, State.DONE)  # stored under an earlier claim: not asked again
+    """Judge one claimed item here and now (one call, no other in flight)."""
+    prepared = list(_prepare([(item, token)]))
+    if not prepared:
         return
-    trial = Trial.objects.select_related("task").filter(pk=item.trial_id).first()
-    if trial is None:
-        return  # deleted since, and its item with it
+    job = prepared[0]
     try:
-        record = ask_judge(stored_judge_input(trial), judge or JudgeSettings.from_env())
+        settings = judge or JudgeSettings.from_env()
     except JudgeNotConfigured as exc:
         _finish(item, token, State.FAILED, f"the worker has no judge: {exc}")
         return
-    except Exception as exc:
-        log.exception("grading trial %s failed", item.trial_id)
-        _finish(item, token, State.FAILED, f"grading failed ({type(exc).__name__}: {exc})")
-        return
+    _store(job, ask_judge(job.data, settings))
+
+
+def _prepare(claimed: list[tuple[GradingItem, uuid.UUID]]) -> Iterator[_Job]:
+    """The jobs of claimed items, each as soon as its input is read (their trials are read
+    in one query), leaving out the items there is nothing to ask the judge about: a verdict
+    is already stored for it (the item is done), its trial is gone, or its input cannot be
+    read (the item failed)."""
+    items = [item for item, _ in claimed]
+    answered = set(
+        JudgeVerdict.objects.filter(batch_item__in=items).values_list("batch_item_id", flat=True)
+    )
+    trials = Trial.objects.select_related("task").in_bulk([item.trial_id for item in items])
+    for item, token in claimed:
+        if item.pk in answered:
+            _finish(item, token, State.DONE)  # stored under an earlier claim: not asked again
+            continue
+        trial = trials.get(item.trial_id)
+        if trial is None:
+            continue  # deleted since, and its item with it
+        try:
+            data = stored_judge_input(trial)
+        except Exception as exc:
+            log.exception("grading trial %s failed", item.trial_id)
+            _finish(item, token, State.FAILED, f"grading failed ({type(exc).__name__}: {exc})")
+            continue
+        yield _Job(item, token, trial, data)
+
+
+def _store(job: _Job, record: schemas.JudgeVerdict) -> None:
     # A judge that gave no usable answer still leaves its verdict (UNPARSEABLE, with the
     # reason), and the item counts as failed with that reason.
     failed = record.verdict == JudgeVerdict.Outcome.UNPARSEABLE
+    state, reason = (State.FAILED, record.reasoning) if failed else (State.DONE, "")
     with transaction.atomic():
-        if not _still_ours(item, token):
+        # The item is finished only while the claim is still ours, and its row stays locked
+        # until the verdict is stored beside it, in this transaction.
+        if not _finish(job.item, job.token, state, reason):
             return  # the lease was lost and the item claimed again: that claim stores it
-        store_verdict(trial, record, batch_item=item)
-        _finish(
-            item, token, State.FAILED if failed else State.DONE, record.reasoning if failed else ""
+        store_verdict(job.trial, record, batch_item=job.item)
+
+
+def _fail_unjudged(batch_id: int, runner: str, reason: str, rounds: int | None) -> int:
+    """Without a judge, each item claimed fails with the reason (one at a time)."""
+    taken = 0
+    while (rounds is None or taken < rounds) and (claimed := claim_next(batch_id, runner)):
+        _finish(*claimed, State.FAILED, reason)
+        taken += 1
+    return taken
+
+
+def _beat(jobs: Iterable[_Job]) -> None:
+    """The heartbeat of every item in flight, in one statement: the lease then says whether
+    the runner is alive, not how long a call may take. A claim token names its item."""
+    tokens = [job.token for job in jobs]
+    if tokens:
+        GradingItem.objects.filter(claim__in=tokens, state=State.RUNNING).update(
+            heartbeat_at=timezone.now()
         )
 
 
-def _still_ours(item: GradingItem, token: uuid.UUID) -> bool:
-    return (
-        GradingItem.objects.select_for_update()
-        .filter(pk=item.pk, claim=token, state=State.RUNNING)
-        .exists()
-    )
-
-
-def _finish(item: GradingItem, token: uuid.UUID, state: str, reason: str = "") -> None:
-    GradingItem.objects.filter(pk=item.pk, claim=token, state=State.RUNNING).update(
+def _finish(item: GradingItem, token: uuid.UUID, state: str, reason: str = "") -> bool:
+    """Finish the item if the claim is still this one; whether it was."""
+    finished = GradingItem.objects.filter(pk=item.pk, claim=token, state=State.RUNNING).update(
         state=state, reason=reason, claim=None, finished_at=timezone.now()
     )
+    return finished > 0
 
 
-class Heartbeat:
-    """Refreshes a running item's heartbeat from a thread of its own while its runner waits on
-    the judge: the lease then says whether the runner is alive, not how long a call may take."""
-
-    def __init__(self, item_id: int, token: uuid.UUID) -> None:
-        self.item_id = item_id
-        self.token = token
-        self.every = lease().total_seconds() / 3
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._beat, name="grading-heartbeat", daemon=True)
-
-    def __enter__(self) -> Heartbeat:
-        self._thread.start()
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self._stop.set()
-        self._thread.join()
-
-    def _beat(self) -> None:
-        try:
-            while not self._stop.wait(self.every):
-                GradingItem.objects.filter(
-                    pk=self.item_id, claim=self.token, state=State.RUNNING
-                ).update(heartbeat_at=timezone.now())
-        except Exception:
-            log.exception("the heartbeat of grading item %s stopped", self.item_id)
-        finally:
-            connection.close()  # this thread's own connection
+def has_queued(batch_id: int) -> bool:
+    return GradingItem.objects.filter(batch_id=batch_id, state=State.QUEUED).exists()
 
 
 # --- recovery ----------------------------------------------------------------------------------

@@ -2,12 +2,14 @@
 
 Any OpenAI-compatible endpoint works; it is configured by environment, never by an artifact:
 
-    TRIALDESK_JUDGE_BASE_URL   e.g. https://api.openai.com/v1 (…/chat/completions is appended)
-    TRIALDESK_JUDGE_MODEL      the model name sent in the request
-    TRIALDESK_JUDGE_API_KEY    sent as a Bearer token (optional for local servers)
-    TRIALDESK_JUDGE_TIMEOUT_S  the whole call's deadline (retries included), default 120
-    TRIALDESK_JUDGE_RETRIES    how many times a 429, a 5xx or a dropped connection is tried
-                               again (waiting as Retry-After says, else backing off), default 3
+    TRIALDESK_JUDGE_BASE_URL     e.g. https://api.openai.com/v1 (…/chat/completions is appended)
+    TRIALDESK_JUDGE_MODEL        the model name sent in the request
+    TRIALDESK_JUDGE_API_KEY      sent as a Bearer token (optional for local servers)
+    TRIALDESK_JUDGE_TIMEOUT_S    the whole call's deadline (retries included), default 120
+    TRIALDESK_JUDGE_RETRIES      how many times a 429, a 5xx or a dropped connection is tried
+                                 again (waiting as Retry-After says, else backing off), default 3
+    TRIALDESK_JUDGE_MAX_TOKENS   the answer's `max_tokens`, not sent unless set
+    TRIALDESK_JUDGE_CONCURRENCY  judge calls in flight at once in one grading runner, default 8
 
 The judge receives what the seed lists: the task, the trajectory, the workspace diff
 (truncated for very large changes), the objective test result and its command, the scorer
@@ -17,23 +19,41 @@ unparseable verdicts and do not fail the run": `ask_judge` never raises for the 
 sake; a timeout, an HTTP error, a body that is not JSON or an answer missing a field all
 become an UNPARSEABLE verdict keeping the raw response.
 
-The call goes through the maintained `openai` client (its retries honour Retry-After and back
-off with jitter), following no redirect, so the key is never sent anywhere but the endpoint;
-one deadline bounds the whole call, so a server that drips its answer cannot hold a grading
-run. Nothing here fetches a URL found in an artifact: the only URL is the configured endpoint.
+The call goes through the maintained `openai` client, following no redirect, so the key is
+never sent anywhere but the endpoint. Its own retries are off (`max_retries=0`): it would
+wait out any Retry-After up to two minutes whatever our deadline, ignore a Retry-After of
+0, and give up at once past two minutes without saying why. Here, one deadline bounds the
+whole call, retries included, so a server that drips its answer or asks for long waits
+cannot hold a grading run, and a verdict given up on says how many tries it made and what
+the endpoint last answered. The answer is asked for as structured output (the rubric's JSON
+Schema, `JudgeAnswer`); an endpoint that refuses `response_format` is asked for plain JSON,
+and that is remembered for its URL and model for the rest of the process. Every verdict
+records the rubric's version (`RUBRIC_VERSION`, a digest of the system prompt and the
+schema) and the request's settings, so verdicts can be compared per judge version.
+
+`JudgeCalls` keeps many calls in flight at once from one thread: an event loop on a thread
+of its own, with one client (one connection pool) for all of them. Nothing here fetches a
+URL found in an artifact: the only URL is the configured endpoint.
 """
 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
+import email.utils
+import hashlib
 import json
 import logging
+import math
 import os
+import random
+import threading
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
+from urllib.parse import urlsplit
 
 import openai
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
@@ -52,12 +72,26 @@ MAX_RAW_RESPONSE_CHARS = 64 * 1024
 DEFAULT_TIMEOUT_S = 120.0
 DEFAULT_RETRIES = 3
 MAX_RETRIES = 10
+DEFAULT_CONCURRENCY = 8
+MAX_CONCURRENCY = 64
+TEMPERATURE = 0
 
 ExpectedOutcome = Literal["completion", "refusal"]
 
 
 class JudgeNotConfigured(Exception):
     """The environment names no judge endpoint or model."""
+
+
+def _env_number[N: (int, float)](env: Mapping[str, str], name: str, kind: type[N], default: N) -> N:
+    text = env.get(name, "").strip()
+    if not text:
+        return default
+    try:
+        return kind(text)
+    except ValueError:
+        what = "a whole number" if kind is int else "a number"
+        raise JudgeNotConfigured(f"{name} must be {what}") from None
 
 
 @dataclass(frozen=True)
@@ -67,6 +101,9 @@ class JudgeSettings:
     api_key: str = ""
     timeout_s: float = DEFAULT_TIMEOUT_S
     retries: int = DEFAULT_RETRIES
+    max_tokens: int | None = None
+    # How many calls one grading runner keeps in flight (`JudgeCalls`); a single call ignores it.
+    concurrency: int = DEFAULT_CONCURRENCY
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> JudgeSettings:
@@ -79,21 +116,27 @@ class JudgeSettings:
             )
         if not base_url.startswith(("http://", "https://")):
             raise JudgeNotConfigured("TRIALDESK_JUDGE_BASE_URL must be an http(s) URL")
-        try:
-            timeout = float(env.get("TRIALDESK_JUDGE_TIMEOUT_S", "") or DEFAULT_TIMEOUT_S)
-        except ValueError:
-            raise JudgeNotConfigured("TRIALDESK_JUDGE_TIMEOUT_S must be a number") from None
-        try:
-            retries = int(env.get("TRIALDESK_JUDGE_RETRIES", "") or DEFAULT_RETRIES)
-        except ValueError:
-            raise JudgeNotConfigured("TRIALDESK_JUDGE_RETRIES must be a whole number") from None
+        timeout = _env_number(env, "TRIALDESK_JUDGE_TIMEOUT_S", float, DEFAULT_TIMEOUT_S)
+        retries = _env_number(env, "TRIALDESK_JUDGE_RETRIES", int, DEFAULT_RETRIES)
+        max_tokens = _env_number(env, "TRIALDESK_JUDGE_MAX_TOKENS", int, 0)  # 0: not sent
+        concurrency = _env_number(env, "TRIALDESK_JUDGE_CONCURRENCY", int, DEFAULT_CONCURRENCY)
         return cls(
             base_url,
             model,
             env.get("TRIALDESK_JUDGE_API_KEY", ""),
             max(1.0, timeout),
             min(max(0, retries), MAX_RETRIES),
+            max_tokens if max_tokens > 0 else None,
+            min(max(1, concurrency), MAX_CONCURRENCY),
         )
+
+    @property
+    def endpoint_host(self) -> str:
+        """The endpoint's host (and port): what a verdict records of the URL, never a key
+        that a URL's user part or query could carry."""
+        url = urlsplit(self.base_url)
+        host = url.hostname or ""
+        return f"{host}:{url.port}" if url.port else host
 
 
 def is_configured() -> bool:
@@ -274,6 +317,113 @@ class JudgeAnswer(BaseModel):
         return self
 
 
+# --- the rubric as sent ------------------------------------------------------------------------
+def _strict(node: Any) -> Any:
+    """`JudgeAnswer`'s JSON Schema in the form strict structured output takes: every object
+    closed with all its properties required (an optional one is nullable), no titles or
+    defaults, and no string lengths (not in that subset; `JudgeAnswer` checks them here)."""
+    if isinstance(node, list):
+        return [_strict(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    out: dict[str, Any] = {}
+    for key, value in node.items():
+        if key in ("title", "description", "default", "minLength", "maxLength"):
+            continue
+        if key in ("properties", "$defs"):  # names, not keywords
+            out[key] = {name: _strict(sub) for name, sub in value.items()}
+        elif key in ("ge", "le"):  # how pydantic writes a constrained `Rating`'s bounds
+            out["minimum" if key == "ge" else "maximum"] = value
+        else:
+            out[key] = _strict(value)
+    if out.get("type") == "object" and "properties" in out:
+        out["required"] = list(out["properties"])
+        out["additionalProperties"] = False
+    return out
+
+
+ANSWER_SCHEMA: dict[str, Any] = _strict(JudgeAnswer.model_json_schema())
+
+
+def rubric_version(prompt: str = SYSTEM_PROMPT, schema: Mapping[str, Any] = ANSWER_SCHEMA) -> str:
+    """A short, stable name for the rubric the judge is given (its system prompt and answer
+    schema): verdicts asked with the same rubric carry the same one."""
+    text = prompt + "\n" + json.dumps(schema, sort_keys=True)
+    return "rubric-" + hashlib.sha256(text.encode()).hexdigest()[:12]
+
+
+RUBRIC_VERSION = rubric_version()
+
+ResponseFormat = Literal["json_schema", "json_object", "none"]
+FORMATS: tuple[ResponseFormat, ...] = ("json_schema", "json_object", "none")
+# The response format each endpoint (base URL and model) takes, learnt by this process: one
+# that refused structured output is asked for plain JSON from then on.
+_formats: dict[tuple[str, str], ResponseFormat] = {}
+_formats_lock = threading.Lock()
+
+
+def _format_for(settings: JudgeSettings) -> ResponseFormat:
+    return _formats.get((settings.base_url, settings.model), FORMATS[0])
+
+
+def _refused_format(settings: JudgeSettings, kind: ResponseFormat) -> ResponseFormat | None:
+    """Remember that the endpoint refused `kind`; the format to ask for next (None: none
+    left). Calls in flight may learn it together: the format only ever steps down."""
+    if kind == FORMATS[-1]:
+        return None
+    lower = FORMATS[FORMATS.index(kind) + 1]
+    with _formats_lock:
+        key = (settings.base_url, settings.model)
+        if FORMATS.index(_formats.get(key, FORMATS[0])) < FORMATS.index(lower):
+            _formats[key] = lower
+        return _formats[key]
+
+
+def forget_formats() -> None:
+    """Forget what the endpoints took (tests start from a clean process's knowledge)."""
+    with _formats_lock:
+        _formats.clear()
+
+
+def _request(
+    settings: JudgeSettings, messages: list[dict[str, str]], kind: ResponseFormat
+) -> dict[str, Any]:
+    request: dict[str, Any] = {
+        "model": settings.model,
+        "messages": messages,
+        "temperature": TEMPERATURE,
+    }
+    if settings.max_tokens is not None:
+        request["max_tokens"] = settings.max_tokens
+    if kind == "json_schema":
+        request["response_format"] = {
+            "type": "json_schema",
+            "json_schema": {"name": "judge_verdict", "schema": ANSWER_SCHEMA, "strict": True},
+        }
+    elif kind == "json_object":
+        request["response_format"] = {"type": "json_object"}
+    return request
+
+
+def request_settings(settings: JudgeSettings, kind: ResponseFormat) -> dict[str, Any]:
+    """What a verdict records of how it was asked for (never the key, nor the URL's path)."""
+    return {
+        "temperature": TEMPERATURE,
+        "response_format": kind,
+        "max_tokens": settings.max_tokens,
+        "endpoint": settings.endpoint_host,
+        "timeout_s": settings.timeout_s,
+        "retries": settings.retries,
+    }
+
+
+# --- the call -----------------------------------------------------------------------------------
+# Answers worth asking again (after a wait): rate limits, overload, a gateway's hiccup.
+RETRY_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
+BACKOFF_S = 0.5
+MAX_BACKOFF_S = 8.0
+
+
 class _Unusable(Exception):
     def __init__(self, reason: str, raw: str = "") -> None:
         super().__init__(reason)
@@ -281,54 +431,166 @@ class _Unusable(Exception):
         self.raw = raw
 
 
-async def _post(settings: JudgeSettings, request: dict[str, Any]) -> bytes:
-    """The endpoint's answer to one chat-completions request, within the whole deadline."""
-    started = time.monotonic()
+class _Refused(Exception):
+    """The endpoint answered with an HTTP status other than 2xx."""
+
+    def __init__(self, status: int, raw: str, wait: float | None) -> None:
+        super().__init__(status)
+        self.status = status
+        self.raw = raw
+        self.wait = wait  # what its Retry-After asks, in seconds
+
+    @property
+    def names_response_format(self) -> bool:
+        """A request refused for its `response_format` (an endpoint without structured output
+        answers 400, or 422, naming it)."""
+        text = self.raw.lower()
+        return self.status in (400, 422) and ("response_format" in text or "json_schema" in text)
+
+
+class _Unreachable(Exception):
+    pass
+
+
+def retry_after(headers: Mapping[str, str]) -> float | None:
+    """The seconds an answer's `Retry-After` asks to wait (RFC 9110: seconds, or an HTTP
+    date), or its `retry-after-ms`; None without either."""
+    if (ms := headers.get("retry-after-ms")) is not None:
+        try:
+            return max(0.0, float(ms) / 1000)
+        except ValueError:
+            pass
+    value = (headers.get("retry-after") or "").strip()
+    if not value:
+        return None
     try:
-        async with asyncio.timeout(settings.timeout_s):
-            return await _completion(settings, request)
-    except TimeoutError:
-        waited = time.monotonic() - started
-        raise _Unusable(
-            f"no complete answer within {settings.timeout_s:g}s (waited {waited:.1f}s)"
-        ) from None
-    except openai.APIConnectionError as exc:
-        raise _Unusable(f"the endpoint could not be reached ({exc.__cause__ or exc})") from None
-    except openai.APIStatusError as exc:
-        raw = exc.response.text[:MAX_RAW_RESPONSE_CHARS]
-        raise _Unusable(f"the endpoint answered HTTP {exc.status_code}", raw) from None
+        seconds = float(value)
+    except ValueError:
+        try:
+            when = email.utils.parsedate_to_datetime(value)
+        except (TypeError, ValueError):
+            return None
+        if when.tzinfo is None:
+            when = when.replace(tzinfo=UTC)
+        seconds = (when - datetime.now(UTC)).total_seconds()
+    return max(0.0, seconds) if math.isfinite(seconds) else None
 
 
-async def _completion(settings: JudgeSettings, request: dict[str, Any]) -> bytes:
-    client = openai.AsyncOpenAI(
+def backoff(retried: int) -> float:
+    """Exponential backoff with jitter: about 0.5 s, 1 s, 2 s … up to 8 s, each between half
+    and all of it, so calls refused together do not come back together."""
+    delay = min(MAX_BACKOFF_S, BACKOFF_S * 2.0**retried)
+    return delay / 2 + random.uniform(0, delay / 2)  # noqa: S311 (not cryptographic)
+
+
+def _tried(tries: int) -> str:
+    return f" to the last of {tries} tries" if tries > 1 else ""
+
+
+def new_client(settings: JudgeSettings) -> openai.AsyncOpenAI:
+    """The endpoint's client: its own retries off (ours wait as the endpoint says, within the
+    whole call's deadline), following no redirect."""
+    return openai.AsyncOpenAI(
         base_url=settings.base_url,
         api_key=settings.api_key or "none",  # never sent: see the Authorization header below
-        max_retries=settings.retries,
+        max_retries=0,
         timeout=settings.timeout_s,
         http_client=openai.DefaultAsyncHttpxClient(follow_redirects=False),
     )
-    # A local server without a key gets no Authorization header at all.
-    headers = None if settings.api_key else {"Authorization": openai.omit}
-    create = client.chat.completions.with_streaming_response.create
-    async with client, create(**request, extra_headers=headers) as answer:
-        status = answer.http_response.status_code
-        chunks: list[bytes] = []
-        size = 0
+
+
+@dataclass
+class _Call:
+    """One judge call: its tries, and the response format it ended with."""
+
+    settings: JudgeSettings
+    client: openai.AsyncOpenAI
+    messages: list[dict[str, str]]
+    kind: ResponseFormat = "json_schema"
+    tries: int = 0
+
+    async def answer(self) -> bytes:
+        """The endpoint's answer, within the whole call's deadline."""
+        settings = self.settings
+        started = time.monotonic()
+        self.kind = _format_for(settings)
+        retried = 0
         try:
-            async for chunk in answer.iter_bytes():
-                chunks.append(chunk)
-                size += len(chunk)
-                if size > MAX_RESPONSE_BYTES:
-                    raise _Unusable(f"the response is larger than {MAX_RESPONSE_BYTES} bytes")
-        except _Unusable:
-            raise
-        except Exception as exc:  # the transport's own: the connection closed mid-answer
-            raise _Unusable(f"the answer broke off ({type(exc).__name__})") from None
-        body = b"".join(chunks)
-        if status >= 300:  # a redirect is not followed: the key goes to the endpoint only
-            raw = body[:MAX_RAW_RESPONSE_CHARS].decode("utf-8", "replace")
-            raise _Unusable(f"the endpoint answered HTTP {status}", raw)
-        return body
+            async with asyncio.timeout(settings.timeout_s):
+                while True:
+                    self.tries += 1
+                    try:
+                        return await self._once()
+                    except _Refused as refused:
+                        refused_kind = self.kind
+                        if refused.names_response_format and (
+                            lower := _refused_format(settings, refused_kind)
+                        ):
+                            log.info("the judge refused %s; asked for %s", refused_kind, lower)
+                            self.kind = lower
+                            continue
+                        reason = f"the endpoint answered HTTP {refused.status}{_tried(self.tries)}"
+                        if refused.status not in RETRY_STATUSES or retried >= settings.retries:
+                            raise _Unusable(reason, refused.raw) from None
+                        wait = refused.wait if refused.wait is not None else backoff(retried)
+                        raw = refused.raw
+                    except _Unreachable as exc:
+                        reason = f"the endpoint could not be reached ({exc})" + (
+                            f" on the last of {self.tries} tries" if self.tries > 1 else ""
+                        )
+                        if retried >= settings.retries:
+                            raise _Unusable(reason) from None
+                        wait, raw = backoff(retried), ""
+                    if time.monotonic() - started + wait > settings.timeout_s:
+                        raise _Unusable(
+                            f"{reason}; the next try ({wait:.1f}s later) would pass the "
+                            f"{settings.timeout_s:g}s deadline",
+                            raw,
+                        )
+                    retried += 1
+                    await asyncio.sleep(wait)
+        except TimeoutError:
+            waited = time.monotonic() - started
+            raise _Unusable(
+                f"no complete answer within {settings.timeout_s:g}s (waited {waited:.1f}s"
+                + (f", {self.tries} tries)" if self.tries > 1 else ")")
+            ) from None
+
+    async def _once(self) -> bytes:
+        settings = self.settings
+        request = _request(settings, self.messages, self.kind)
+        # A local server without a key gets no Authorization header at all.
+        headers = None if settings.api_key else {"Authorization": openai.omit}
+        create = self.client.chat.completions.with_streaming_response.create
+        try:
+            async with create(**request, extra_headers=headers) as answer:
+                body = await _read(answer.iter_bytes())
+                status = answer.http_response.status_code
+                if status >= 300:  # a redirect is not followed: the key goes to the endpoint only
+                    raw = body[:MAX_RAW_RESPONSE_CHARS].decode("utf-8", "replace")
+                    raise _Refused(status, raw, retry_after(answer.http_response.headers))
+                return body
+        except openai.APIStatusError as exc:
+            raw = exc.response.text[:MAX_RAW_RESPONSE_CHARS]
+            raise _Refused(exc.status_code, raw, retry_after(exc.response.headers)) from None
+        except openai.APIConnectionError as exc:
+            raise _Unreachable(str(exc.__cause__ or exc)) from None
+
+
+async def _read(chunks: Any) -> bytes:
+    parts: list[bytes] = []
+    size = 0
+    try:
+        async for chunk in chunks:
+            parts.append(chunk)
+            size += len(chunk)
+            if size > MAX_RESPONSE_BYTES:
+                raise _Unusable(f"the response is larger than {MAX_RESPONSE_BYTES} bytes")
+    except _Unusable:
+        raise
+    except Exception as exc:  # the transport's own: the connection closed mid-answer
+        raise _Unusable(f"the answer broke off ({type(exc).__name__})") from None
+    return b"".join(parts)
 
 
 def _content(raw: bytes) -> tuple[str, str]:
@@ -368,19 +630,18 @@ def _answer(content: str) -> JudgeAnswer:
         ) from None
 
 
-def ask_judge(
-    data: JudgeInput, settings: JudgeSettings, *, now: datetime | None = None
+async def judge(
+    data: JudgeInput,
+    settings: JudgeSettings,
+    client: openai.AsyncOpenAI,
+    *,
+    now: datetime | None = None,
 ) -> JudgeVerdict:
-    """One judge call; always a verdict, UNPARSEABLE when anything went wrong."""
-    request = {
-        "model": settings.model,
-        "messages": build_messages(data),
-        "temperature": 0,
-        "response_format": {"type": "json_object"},
-    }
-    scored_at = now or datetime.now(UTC)
+    """One judge call through `client`; always a verdict, UNPARSEABLE when anything went
+    wrong, recording the rubric's version and how it was asked for."""
+    call = _Call(settings, client, build_messages(data))
     try:
-        content, model = _content(asyncio.run(_post(settings, request)))
+        content, model = _content(await call.answer())
         answer = _answer(content)
     except _Unusable as exc:
         failure = exc
@@ -397,16 +658,79 @@ def ask_judge(
             failure_mode=answer.failure_mode if answer.verdict == "FAIL" else None,
             reasoning=answer.reasoning,
             judge_model=(model or settings.model)[:255],
-            scored_at=scored_at,
+            scored_at=now or datetime.now(UTC),
             fact_checks=answer.fact_checks,
             expected_outcome=data.expected_outcome,
             raw_response=content[:MAX_RAW_RESPONSE_CHARS],
+            rubric_version=RUBRIC_VERSION,
+            request_settings=request_settings(settings, call.kind),
         )
     return JudgeVerdict(
         verdict="UNPARSEABLE",
         reasoning=failure.reason,
         judge_model=settings.model[:255],
-        scored_at=scored_at,
+        scored_at=now or datetime.now(UTC),
         expected_outcome=data.expected_outcome,
         raw_response=failure.raw[:MAX_RAW_RESPONSE_CHARS],
+        rubric_version=RUBRIC_VERSION,
+        request_settings=request_settings(settings, call.kind),
     )
+
+
+def ask_judge(
+    data: JudgeInput, settings: JudgeSettings, *, now: datetime | None = None
+) -> JudgeVerdict:
+    """One judge call on a client of its own; always a verdict, UNPARSEABLE when anything
+    went wrong."""
+
+    async def once() -> JudgeVerdict:
+        async with new_client(settings) as client:
+            return await judge(data, settings, client, now=now)
+
+    return asyncio.run(once())
+
+
+class JudgeCalls:
+    """Many judge calls in flight from one thread, none with a thread of its own: `submit`
+    hands a call to an event loop running on one thread and returns its future, and every
+    call shares one client (one pool of connections to the endpoint). A context manager:
+    leaving it cancels the calls still in flight and closes the client."""
+
+    def __init__(self, settings: JudgeSettings) -> None:
+        self.settings = settings
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(
+            target=self._loop.run_forever, name="judge-calls", daemon=True
+        )
+        self._client: openai.AsyncOpenAI | None = None
+
+    def __enter__(self) -> JudgeCalls:
+        self._thread.start()
+        self._client = self._run(self._open()).result()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        try:
+            self._run(self._close()).result()
+        finally:
+            self._loop.call_soon_threadsafe(self._loop.stop)
+            self._thread.join()
+            self._loop.close()
+
+    def submit(self, data: JudgeInput) -> concurrent.futures.Future[JudgeVerdict]:
+        assert self._client is not None, "JudgeCalls is used as a context manager"
+        return self._run(judge(data, self.settings, self._client))
+
+    def _run[T](self, coroutine: Any) -> concurrent.futures.Future[T]:
+        return asyncio.run_coroutine_threadsafe(coroutine, self._loop)
+
+    async def _open(self) -> openai.AsyncOpenAI:
+        return new_client(self.settings)  # made on the loop that will use it
+
+    async def _close(self) -> None:
+        calls = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+        for call in calls:
+            call.cancel()
+        await asyncio.gather(*calls, return_exceptions=True)
+        if self._client is not None:
+            await self._client.close()

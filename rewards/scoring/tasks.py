@@ -41,10 +41,12 @@ def rejudge_trial(trial_id: int) -> str:
 
 @task(takes_context=True)
 def grade_batch(context: TaskContext[[int], int], batch_id: int) -> int:
-    """One runner of a batch: judges up to ITEMS_PER_RUN of its items, then enqueues its
-    successor while items are left; returns how many it took."""
-    taken = batches.run(batch_id, limit=batches.ITEMS_PER_RUN, runner=str(context.task_result.id))
-    if taken == batches.ITEMS_PER_RUN:
+    """One runner of a batch: judges up to ROUNDS_PER_RUN rounds of its items (that many times
+    the judge's concurrency), then enqueues its successor while items are queued; returns how
+    many it took."""
+    runner = str(context.task_result.id)
+    taken = batches.run(batch_id, rounds=batches.ROUNDS_PER_RUN, runner=runner)
+    if taken and batches.has_queued(batch_id):
         with transaction.atomic():
             # The row lock: runners of one batch hand on at once, and none loses another's id.
             batch = (
