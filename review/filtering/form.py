@@ -80,7 +80,13 @@ JUDGE_CHOICES = [
     ("UNPARSEABLE", "UNPARSEABLE"),
     (NOT_RUN, "No judge"),
 ]
-RUN_CHOICES = [(ANY, "Any"), ("PASS", "PASS"), ("FAIL", "FAIL"), (NOT_RUN, "Still running")]
+# The run badge measures whether the run ended cleanly, not whether the task was solved.
+RUN_CHOICES = [
+    (ANY, "Any"),
+    ("PASS", "Completed"),
+    ("FAIL", "Errored or timed out"),
+    (NOT_RUN, "Still running"),
+]
 HUMAN_CHOICES = [
     (ANY, "Any"),
     *[(value, label) for value, label in HumanJudgment.choices if value],

@@ -22,6 +22,7 @@ ROW_FIELDS = (
     "scorer_verdict",
     "judge_verdict",
     "run_badge",
+    "exception_type",  # the run badge names a timeout
     "human_judgment",
     "gate_disagreement",
     "human_disagreement",
