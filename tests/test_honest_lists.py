@@ -5,9 +5,13 @@ from __future__ import annotations
 import re
 
 import pytest
+from django.db import connection
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 
+from review.science import counting
 from rewards import rules
+from rewards.models import Trial
 from tests import review_factories as f
 
 pytestmark = pytest.mark.django_db
@@ -63,3 +67,67 @@ def test_the_run_filter_names_what_it_measures(client: Client) -> None:
     html = client.get("/").content.decode()
     assert '<option value="PASS">Completed</option>' in html
     assert '<option value="FAIL">Errored or timed out</option>' in html
+
+
+# --- the explorer's count ---------------------------------------------------------------------
+def _count_text(html: str) -> str:
+    match = re.search(r'<p class="results-count"[^>]*>(.*?)</p>', html, re.S)
+    assert match
+    return " ".join(re.sub(r"<[^>]+>", "", match.group(1)).split())
+
+
+def test_the_explorer_says_how_many_trials_match_from_the_kept_tallies(client: Client) -> None:
+    f.login(client, "rita", "reviewer")
+    for i in range(5):
+        f.make_trial(job="nightly-1" if i < 3 else "nightly-2", agent="a" if i % 2 else "b")
+    job = Trial.objects.filter(job__name="nightly-1").values_list("job_id", flat=True)[0]
+    assert _count_text(client.get("/").content.decode()).startswith("5 trials in all")
+    with CaptureQueriesContext(connection) as queries:
+        html = client.get(f"/?job={job}&agent=a").content.decode()
+    assert _count_text(html).startswith("1 trial matching the filters")
+    # Counted from the tallies: no query counts the trials themselves.
+    assert not any("COUNT(" in q["sql"].upper() for q in queries.captured_queries)
+
+
+def test_any_other_filter_is_counted_by_a_capped_probe(
+    client: Client, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    f.login(client, "rita", "reviewer")
+    f.make_trials(4, judges=[f.judge("FAIL")])
+    f.make_trials(2, judges=[f.judge("PASS")])
+    with CaptureQueriesContext(connection) as queries:
+        html = client.get("/?judge_verdict=FAIL").content.decode()
+    assert _count_text(html).startswith("4 trials matching the filters")
+    (probe,) = [q["sql"] for q in queries.captured_queries if "COUNT(" in q["sql"].upper()]
+    assert "LIMIT 1001" in probe
+
+    # Past the probe's limit: a lower bound, and the tallies' count as the upper one.
+    monkeypatch.setattr(counting, "PROBE_LIMIT", 3)
+    html = client.get("/?judge_verdict=FAIL").content.decode()
+    assert _count_text(html).startswith("more than 3 trials (at most 6) matching the filters")
+
+
+# --- active filter chips ----------------------------------------------------------------------
+def test_each_active_filter_is_a_chip_whose_link_removes_it(client: Client) -> None:
+    f.login(client, "rita", "reviewer")
+    f.make_trial(agent="alpha", judges=[f.judge("FAIL")])
+    html = client.get("/?agent=alpha&judge_verdict=FAIL&sort=reward").content.decode()
+    chips = re.findall(r'<li class="filter-chip">(.*?)</li>', html, re.S)
+    assert len(chips) == 2
+    agent_chip = next(c for c in chips if "Agent" in c)
+    assert "alpha" in agent_chip
+    remove = re.search(r'class="filter-chip-remove" href="([^"]+)"', agent_chip)
+    assert remove
+    href = remove.group(1).replace("&amp;", "&")
+    assert "agent=" not in href
+    assert "judge_verdict=FAIL" in href
+    assert "sort=reward" in href
+    # Following it leaves one chip, the other filter.
+    rest = re.findall(r'<li class="filter-chip">', client.get(href).content.decode())
+    assert len(rest) == 1
+
+
+def test_no_chips_without_a_filter(client: Client) -> None:
+    f.login(client, "rita", "reviewer")
+    f.make_trial()
+    assert 'class="filter-chip"' not in client.get("/?sort=reward").content.decode()

@@ -164,13 +164,15 @@ def test_the_explorer_runs_a_fixed_number_of_queries(
             annotations=[f.annotation(f"rev{n}") for n in range(i % 3)],
         )
     # 1 the user, 2 their role groups (then cached), 3 the page of trials (with job and
-    # task joined, LIMIT 51), 4 the jobs for the job filter's <select> (then cached).
-    _explorer_queries(client, django_assert_num_queries, "/", 4)
-    # The roles and the job choices come from the cache now: the user and the page.
-    _explorer_queries(client, django_assert_num_queries, "/?sort=reward", 2)
-    # Filtering by one of the cached newest jobs adds nothing: the form finds it there.
+    # task joined, LIMIT 51), 4 the count (a sum over the kept tallies), 5 the jobs for the
+    # job filter's <select> (then cached).
+    _explorer_queries(client, django_assert_num_queries, "/", 5)
+    # The roles and the job choices come from the cache now: the user, the page, the count.
+    _explorer_queries(client, django_assert_num_queries, "/?sort=reward", 3)
+    # Filtering by one of the cached newest jobs adds nothing: the form finds it there (the
+    # count is now a capped probe of the matching ids: the error category is not tallied).
     job = Trial.objects.values_list("job_id", flat=True).first()
-    _explorer_queries(client, django_assert_num_queries, f"/?job={job}&error_category=x", 2)
+    _explorer_queries(client, django_assert_num_queries, f"/?job={job}&error_category=x", 3)
 
 
 def test_the_job_select_is_cached_and_follows_jobs_being_added_and_deleted(
@@ -204,8 +206,9 @@ def test_the_job_select_lists_at_most_the_newest_two_hundred_jobs(
     assert ">job-249</option>" in select
     assert ">job-000</option>" not in select
     # A job past the limit named in the URL is still selected (and filters): the form looks
-    # it up (1 the user, 2 the job, 3 the page of trials; the roles from the cache).
-    with django_assert_num_queries(3):
+    # it up (1 the user, 2 the job, 3 the page of trials, 4 the count from the job's
+    # tallies; the roles from the cache).
+    with django_assert_num_queries(4):
         html = client.get(f"/?job={oldest.pk}").content.decode()
     select = html.split('name="job"')[1].split("</select>")[0]
     assert f'<option value="{oldest.pk}" selected>' in select
@@ -220,9 +223,9 @@ def test_the_explorer_fragment_runs_a_fixed_number_of_queries(
 ) -> None:
     f.login(client, "rita", "reviewer")
     f.make_trials(count)
-    # 1 the user, 2 their role groups, 3 the page of trials; no <select> in
+    # 1 the user, 2 their role groups, 3 the page of trials, 4 the count; no <select> in
     # a fragment.
-    with django_assert_num_queries(3):
+    with django_assert_num_queries(4):
         assert client.get("/?sort=reward", headers=HX).status_code == 200
 
 

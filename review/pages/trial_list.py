@@ -8,6 +8,7 @@ from dataclasses import dataclass, replace
 from django.http import QueryDict
 from django.urls import reverse
 
+from review.filtering.form import TrialFilterForm
 from review.filtering.paging import SORT_KEYS
 from rewards.models import Trial
 
@@ -91,6 +92,28 @@ def columns_for(sort: str, query: QueryDict | None = None) -> list[Column]:
         Column(label, tuple(with_href(sort_link(key, sort)) for key in keys), numeric)
         for label, keys, numeric in COLUMNS
     ]
+
+
+@dataclass(frozen=True)
+class Chip:
+    """An active filter as the explorer summarises it, with the link that removes it."""
+
+    label: str
+    value: str
+    remove_href: str
+
+
+def filter_chips(form: TrialFilterForm, query: QueryDict) -> list[Chip]:
+    base = reverse("review:explorer")
+    chips = []
+    for name, label, value in form.described_filters():
+        if name in {"overlap", "blind"}:  # queue settings, not filters of the list
+            continue
+        rest = query.copy()
+        rest.pop(name, None)
+        encoded = rest.urlencode()
+        chips.append(Chip(label, value, f"{base}?{encoded}" if encoded else base))
+    return chips
 
 
 def sorted_by(sort: str) -> str:

@@ -14,8 +14,10 @@ from django_htmx.http import push_url
 
 from review.filtering.form import TrialFilterForm
 from review.http import HttpRequest, wants_fragment
-from review.pages.trial_list import ROWS, columns_for, sorted_by
+from review.pages.trial_list import ROWS, columns_for, filter_chips, sorted_by
 from review.roles import browse_required, can_annotate, can_export
+from review.science import counting
+from rewards.models import Trial
 
 
 @require_GET
@@ -43,6 +45,9 @@ def explorer(request: HttpRequest) -> HttpResponse:
         # Built when the template reads it: the header's HTML is kept per filter and sort.
         "columns": partial(columns_for, form.current_sort, query),
         "sorted_by": sorted_by(form.current_sort),
+        "chips": filter_chips(form, query),
+        # Counted for a first page only: scrolling on appends rows under the same count.
+        "count": None if page.is_continuation else counting.matching(form, Trial.objects.all()),
         # The roles were read (and cached on the user) by browse_required: no query here.
         "can_annotate": can_annotate(request.user),
         "can_export": can_export(request.user),
