@@ -294,6 +294,9 @@ class Trial(models.Model):
             models.Index(fields=["job", "-id"], name="trial_job_id_idx"),
             # Explorer: one job sorted by reward, the id as keyset tie-breaker.
             models.Index(fields=["job", "reward", "id"], name="trial_job_reward_idx"),
+            # Explorer: sort by when the trial ran ("newest first"), the id as keyset
+            # tie-breaker; trials without a start time are read by id (paging.first_rows).
+            models.Index(fields=["started_at", "id"], name="trial_started_id_idx"),
             # Explorer: sort by reward with the id as keyset tie-breaker.
             models.Index(fields=["reward", "id"], name="trial_reward_id_idx"),
             # Explorer filters on a single gate, walked newest first.

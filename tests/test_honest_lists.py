@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import re
+from datetime import timedelta
 
 import pytest
 from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
+from review.filtering.form import TrialFilterForm
+from review.pages.trial_list import ROWS
 from review.science import counting
 from rewards import rules
 from rewards.models import Trial
@@ -131,3 +134,43 @@ def test_no_chips_without_a_filter(client: Client) -> None:
     f.login(client, "rita", "reviewer")
     f.make_trial()
     assert 'class="filter-chip"' not in client.get("/?sort=reward").content.decode()
+
+
+# --- "newest" is when the trial ran -----------------------------------------------------------
+def _walk(sort: str, size: int) -> list[str]:
+    names: list[str] = []
+    after = ""
+    while True:
+        form = TrialFilterForm({"sort": sort, "after": after} if after else {"sort": sort})
+        page = form.page(ROWS.all(), size=size)
+        assert not form.errors
+        names += [row["name"] for row in page.rows]
+        if not page.next_cursor:
+            return names
+        after = page.next_cursor
+
+
+@pytest.mark.parametrize("size", [1, 2, 3, 10])
+def test_sorting_by_start_walks_every_trial_in_run_order_with_unstarted_ones_oldest(
+    size: int,
+) -> None:
+    # Ingested in another order than they ran, two of them with no start time at all.
+    for name, minutes in [("b", 20), ("x", None), ("a", 30), ("c", 10), ("y", None), ("d", 20)]:
+        (trial,) = f.write(f.bundle(name=name))
+        started = None if minutes is None else f.START + timedelta(minutes=minutes)
+        Trial.objects.filter(pk=trial.pk).update(started_at=started)
+    # Ties in the start time break by id, in the sort's direction.
+    assert _walk("-started", size) == ["a", "d", "b", "c", "y", "x"]
+    assert _walk("started", size) == ["x", "y", "c", "b", "d", "a"]
+
+
+def test_the_explorer_says_it_is_sorted_by_start_and_shows_the_start_with_its_zone(
+    client: Client,
+) -> None:
+    f.login(client, "rita", "reviewer")
+    f.make_trial(name="t-1")
+    html = client.get("/?sort=-started").content.decode()
+    assert "sorted by started, newest first" in html
+    assert re.search(r"<time datetime=\"[^\"]+\">\d{4}-\d\d-\d\d \d\d:\d\d UTC</time>", html)
+    # The default order says what it is: the order of ingestion.
+    assert "sorted by ingested, newest first" in client.get("/").content.decode()

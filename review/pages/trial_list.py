@@ -30,6 +30,7 @@ ROW_FIELDS = (
     "job__name",
     "task__name",
     "task__source",
+    "started_at",
 )
 # Built once: `.values()` resolves fifteen paths and three joins, work every page repeated.
 # Each request narrows a copy (`.all()`).
@@ -57,7 +58,7 @@ class Column:
 
 # (header label, the sort keys its header links to, numeric)
 COLUMNS: tuple[tuple[str, tuple[str, ...], bool], ...] = (
-    ("Trial", ("id",), False),
+    ("Trial", ("id", "started"), False),
     ("Task", ("task",), False),
     ("Agent · model", ("agent", "model"), False),
     ("Reward", ("reward",), True),
@@ -119,6 +120,8 @@ def filter_chips(form: TrialFilterForm, query: QueryDict) -> list[Chip]:
 def sorted_by(sort: str) -> str:
     key = SORT_KEYS[sort.lstrip("-")]
     if key.name == "id":
-        return "newest first" if sort.startswith("-") else "oldest first"
+        return "ingested, newest first" if sort.startswith("-") else "ingested, oldest first"
+    if key.name == "started":
+        return "started, newest first" if sort.startswith("-") else "started, oldest first"
     direction = "descending" if sort.startswith("-") else "ascending"
     return f"{key.label.lower()}, {direction}"
