@@ -17,6 +17,8 @@ from typing import Any
 from django.conf import settings
 from django.db import models
 from django.db.models import F, Q
+from django.db.models.functions import Coalesce
+from django.db.models.lookups import Exact, LessThan
 from pydantic import BaseModel
 
 from rewards import rules, schemas
@@ -119,6 +121,19 @@ class HumanDisagreement(models.TextChoices):
     HUMAN_FAIL_AUTOMATED_PASS = rules.HUMAN_FAIL_AUTOMATED_PASS, "Human fail, automated pass"
 
 
+class JobQuerySet(models.QuerySet["Job"]):
+    def by_start(self) -> JobQuerySet:
+        """Newest run first: by when the job started (when it was imported, if it recorded no
+        start: `Job.ran_at`), then by id. Jobs are few (hundreds): no index is needed."""
+        return self.order_by(Job.ran_at().desc(), "-id")
+
+    def started_before(self, ran_at: Any, pk: int) -> JobQuerySet:
+        """The jobs after (`ran_at`, `pk`) in `by_start` order: a keyset page's next rows."""
+        return self.filter(
+            LessThan(Job.ran_at(), ran_at) | (Exact(Job.ran_at(), ran_at) & Q(id__lt=pk))
+        )
+
+
 class Job(models.Model):
     name = models.CharField(max_length=255, unique=True)
     started_at = models.DateTimeField(null=True, blank=True)
@@ -128,11 +143,18 @@ class Job(models.Model):
     source_path = models.TextField(blank=True)
     imported_at = models.DateTimeField(auto_now_add=True)
 
+    objects = JobQuerySet.as_manager()
+
     class Meta:
         ordering = ["-imported_at", "-id"]
 
     def __str__(self) -> str:
         return self.name
+
+    @staticmethod
+    def ran_at() -> Coalesce:
+        """When the job ran: its start, or when it was imported if it recorded none."""
+        return Coalesce("started_at", "imported_at")
 
 
 class Task(models.Model):

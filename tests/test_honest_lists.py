@@ -14,7 +14,8 @@ from review.filtering.form import TrialFilterForm
 from review.pages.trial_list import ROWS
 from review.science import counting
 from rewards import rules
-from rewards.models import Trial
+from rewards.cache import forget_job_choices
+from rewards.models import Job, Trial
 from tests import review_factories as f
 
 pytestmark = pytest.mark.django_db
@@ -174,3 +175,40 @@ def test_the_explorer_says_it_is_sorted_by_start_and_shows_the_start_with_its_zo
     assert re.search(r"<time datetime=\"[^\"]+\">\d{4}-\d\d-\d\d \d\d:\d\d UTC</time>", html)
     # The default order says what it is: the order of ingestion.
     assert "sorted by ingested, newest first" in client.get("/").content.decode()
+
+
+# --- jobs: who ran them on what, their size and state, by start --------------------------------
+def test_jobs_show_agent_model_dataset_count_and_state_sorted_by_start(client: Client) -> None:
+    f.login(client, "ann", "analyst")
+    f.make_trials(2, job="late", agent="claude-code", model="m-large", task_source="terminal-bench")
+    f.make_trial(job="early", agent="codex", model="m-small", task_source="swebench")
+    f.make_trial(job="early", agent="oracle", model="m-small", task_source="swebench")
+    # Ingested in the other order than they started; one of them has finished.
+    Job.objects.filter(name="late").update(started_at=f.START + timedelta(days=2))
+    Job.objects.filter(name="early").update(
+        started_at=f.START, finished_at=f.START + timedelta(hours=1)
+    )
+    forget_job_choices()
+
+    html = client.get("/jobs/").content.decode()
+    assert re.findall(r'href="/jobs/\d+/">([^<]+)</a>', html) == ["late", "early"]
+    rows = {
+        name: " ".join(re.sub(r"<[^>]+>", " ", row).split())
+        for row, name in re.findall(
+            r'(<tr>\s*<td class="cell-name"><a [^>]*>([^<]+)</a>.*?</tr>)', html, re.S
+        )
+    }
+    assert "claude-code m-large terminal-bench" in rows["late"]
+    assert "running" in rows["late"]
+    assert "codex, oracle m-small swebench" in rows["early"]
+    assert "finished" in rows["early"]
+    assert "UTC" in rows["early"]
+
+    # The compare page's pickers (and the explorer's) name the same.
+    compare = client.get("/compare/").content.decode()
+    options = re.findall(r"<option value=\"\d+\"[^>]*>([^<]+)</option>", compare)
+    assert "late · claude-code · m-large · terminal-bench · 2 trials · running" in options
+    assert "early · 2 agents · m-small · swebench · 2 trials · finished" in options
+    assert options.index("late · claude-code · m-large · terminal-bench · 2 trials · running") < (
+        options.index("early · 2 agents · m-small · swebench · 2 trials · finished")
+    )

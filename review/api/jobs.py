@@ -84,8 +84,8 @@ def _job_out(job: Job, summary: Summary) -> dict[str, Any]:
 
 @router.get("/jobs", response={200: JobPage, **ERRORS}, summary="Jobs with trial counts")
 def list_jobs(request: HttpRequest, page: Query[JobPageQuery]) -> JobPage:
-    """Jobs newest first with trial counts and gate pass rates, a keyset page at a time
-    (two queries per page: the jobs, then their kept tallies); walk with `cursor`."""
+    """Jobs by start, newest first, with trial counts and gate pass rates, a keyset page at a time
+    (three queries per page: the jobs, their kept tallies, their facts); walk with `cursor`."""
     after = None
     if page.cursor:
         try:
@@ -96,7 +96,7 @@ def list_jobs(request: HttpRequest, page: Query[JobPageQuery]) -> JobPage:
             ) from exc
     rows = jobs_page(after, page.limit)
     return JobPage(
-        items=[JobOut(**_job_out(job, summary)) for job, summary in rows.rows],
+        items=[JobOut(**_job_out(job, summary)) for job, summary, _ in rows.rows],
         next_cursor=None
         if rows.next_after is None
         else encode_cursor(JOBS_CURSOR_SORT, rows.next_after, rows.next_after),
