@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from datetime import timedelta
+from pathlib import Path
 
 import pytest
 from django.db import connection
@@ -17,6 +18,7 @@ from rewards import rules
 from rewards.cache import forget_job_choices
 from rewards.models import Job, Trial
 from tests import review_factories as f
+from tests.ingest_helpers import harbor_trial, ingest
 
 pytestmark = pytest.mark.django_db
 
@@ -212,3 +214,28 @@ def test_jobs_show_agent_model_dataset_count_and_state_sorted_by_start(client: C
     assert options.index("late · claude-code · m-large · terminal-bench · 2 trials · running") < (
         options.index("early · 2 agents · m-small · swebench · 2 trials · finished")
     )
+
+
+# --- one identity for a Harbor task -----------------------------------------------------------
+def test_a_harbor_task_referenced_by_registry_name_and_by_path_is_one_task(
+    client: Client, tmp_path: Path, harbor_files: Path
+) -> None:
+    job = tmp_path / "jobs" / "mixed-refs"
+    # The same task (same checksum): named "<dataset>/<task>" with its dataset recorded, as a
+    # registry reference gives it; then run from its folder, named by it, with no dataset.
+    harbor_trial(
+        job, "by-registry", harbor_files, task_name="fixturebench/weather", source="fixturebench"
+    )
+    harbor_trial(job, "by-name", harbor_files, task_name="fixturebench/weather", source=None)
+    harbor_trial(job, "by-path", harbor_files, task_name="weather", source="fixturebench")
+    assert not ingest(job).error
+    assert Trial.objects.count() == 3
+    assert set(Trial.objects.values_list("task__source", "task__name")) == {
+        ("fixturebench", "weather")
+    }
+
+    f.login(client, "ann", "analyst")
+    page = client.get(f"/jobs/{Job.objects.get(name='mixed-refs').pk}/").content.decode()
+    by_task = page.split('id="by-task-title"')[1].split("</table>")[0]
+    tasks = re.findall(r"&amp;task=[^\"]*\">([^<]+)</a>", by_task)
+    assert tasks == ["weather"]
