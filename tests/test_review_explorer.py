@@ -165,8 +165,8 @@ def test_the_explorer_runs_a_fixed_number_of_queries(
         )
     # 1 the user, 2 their role groups (then cached), 3 the page of trials (with job and
     # task joined, LIMIT 51), 4 the count (a sum over the kept tallies), 5 the jobs for the
-    # job filter's <select> (then cached).
-    _explorer_queries(client, django_assert_num_queries, "/", 5)
+    # job filter's <select> and 6 their agents, models and datasets (both then cached).
+    _explorer_queries(client, django_assert_num_queries, "/", 6)
     # The roles and the job choices come from the cache now: the user, the page, the count.
     _explorer_queries(client, django_assert_num_queries, "/?sort=reward", 3)
     # Filtering by one of the cached newest jobs adds nothing: the form finds it there (the
@@ -182,13 +182,13 @@ def test_the_job_select_is_cached_and_follows_jobs_being_added_and_deleted(
 
     f.login(client, "rita", "reviewer")
     f.make_trial(job="nightly-1")
-    assert ">nightly-1</option>" in client.get("/").content.decode()
+    assert ">nightly-1 ·" in client.get("/").content.decode()
     added = Job.objects.create(name="nightly-2")
-    assert ">nightly-2</option>" in client.get("/").content.decode()
+    assert ">nightly-2 ·" in client.get("/").content.decode()
     added.delete()
     html = client.get("/").content.decode()
-    assert ">nightly-2</option>" not in html
-    assert ">nightly-1</option>" in html
+    assert ">nightly-2 ·" not in html
+    assert ">nightly-1 ·" in html
 
 
 def test_the_job_select_lists_at_most_the_newest_two_hundred_jobs(
@@ -203,8 +203,8 @@ def test_the_job_select_lists_at_most_the_newest_two_hundred_jobs(
     html = client.get("/").content.decode()
     select = html.split('name="job"')[1].split("</select>")[0]
     assert select.count("<option") == 201  # "All jobs" and the 200 newest
-    assert ">job-249</option>" in select
-    assert ">job-000</option>" not in select
+    assert ">job-249 ·" in select
+    assert ">job-000 ·" not in select
     # A job past the limit named in the URL is still selected (and filters): the form looks
     # it up (1 the user, 2 the job, 3 the page of trials, 4 the count from the job's
     # tallies; the roles from the cache).
@@ -290,10 +290,10 @@ def test_the_sidebar_kept_per_filter_and_jobs_shows_each_pages_values_and_errors
     assert 'value="alpha"' not in other
     # A job written since: once the list of jobs is read again (its cache expires), the
     # select offers it (the jobs are part of the sidebar's key).
-    assert ">nightly-2<" not in again
+    assert ">nightly-2 ·" not in again
     f.make_trial(job="nightly-2")
     forget_job_choices()
-    assert ">nightly-2<" in client.get("/?task=alpha").content.decode()
+    assert ">nightly-2 ·" in client.get("/?task=alpha").content.decode()
     # A value in error is reported on every view, with the value as given.
     for _ in range(2):
         html = client.get("/?reward_min=abc").content.decode()

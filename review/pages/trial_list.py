@@ -50,23 +50,25 @@ class Column:
     label: str
     links: tuple[SortLink, ...] = ()
     numeric: bool = False
+    minor: bool = False  # folded away on a phone
 
     @property
     def aria_sort(self) -> str:
         return next((link.state for link in self.links if link.state != "none"), "none")
 
 
-# (header label, the sort keys its header links to, numeric)
-COLUMNS: tuple[tuple[str, tuple[str, ...], bool], ...] = (
-    ("Trial", ("id", "started"), False),
-    ("Task", ("task",), False),
-    ("Agent · model", ("agent", "model"), False),
-    ("Reward", ("reward",), True),
-    ("Scorers", (), False),
-    ("Judge", (), False),
-    ("Run", (), False),
-    ("Human", (), False),
-    ("Disagreement", (), False),
+# (header label, the sort keys its header links to, numeric, minor). Minor columns fold
+# away on a phone, leaving the key ones: the trial, its reward and its run.
+COLUMNS: tuple[tuple[str, tuple[str, ...], bool, bool], ...] = (
+    ("Trial", ("id", "started"), False, False),
+    ("Task", ("task",), False, True),
+    ("Agent · model", ("agent", "model"), False, True),
+    ("Reward", ("reward",), True, False),
+    ("Scorers", (), False, True),
+    ("Judge", (), False, True),
+    ("Run", (), False, False),
+    ("Human", (), False, True),
+    ("Disagreement", (), False, True),
 )
 
 
@@ -90,8 +92,8 @@ def columns_for(sort: str, query: QueryDict | None = None) -> list[Column]:
         return replace(link, href=f"{base}?{linked.urlencode()}")
 
     return [
-        Column(label, tuple(with_href(sort_link(key, sort)) for key in keys), numeric)
-        for label, keys, numeric in COLUMNS
+        Column(label, tuple(with_href(sort_link(key, sort)) for key in keys), numeric, minor)
+        for label, keys, numeric, minor in COLUMNS
     ]
 
 

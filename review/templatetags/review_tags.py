@@ -70,7 +70,7 @@ def gate_badge(value: Any, not_run: str = "") -> SafeString:
 _RUN = {
     rules.RUN_COMPLETED: ("run-done", "■"),
     rules.RUN_ERRORED: ("fail", "✗"),
-    rules.RUN_TIMED_OUT: ("warn", "⧗"),
+    rules.RUN_TIMED_OUT: ("warn", "!"),
     rules.RUN_CANCELLED: ("na", "○"),
     rules.RUN_RUNNING: ("none", "·"),
 }
