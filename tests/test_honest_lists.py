@@ -239,3 +239,31 @@ def test_a_harbor_task_referenced_by_registry_name_and_by_path_is_one_task(
     by_task = page.split('id="by-task-title"')[1].split("</table>")[0]
     tasks = re.findall(r"&amp;task=[^\"]*\">([^<]+)</a>", by_task)
     assert tasks == ["weather"]
+
+
+# --- compare: a pass next to a fail; "—" where nothing is paired -------------------------------
+def test_a_flipped_task_opens_a_passing_trial_next_to_a_failing_one(client: Client) -> None:
+    # Passed in A by majority, its first trial failing; failed in B, its first trial passing.
+    a = [f.make_trial(job="run-a", task="flaky", reward=r) for r in (0.1, 0.9, 0.8)]
+    b = [f.make_trial(job="run-b", task="flaky", reward=r) for r in (0.9, 0.1, 0.2)]
+    f.login(client, "ann", "analyst")
+    html = client.get(f"/compare/?a={a[0].job_id}&b={b[0].job_id}").content.decode()
+    assert "Passed in A, failed in B" in html
+    links = re.findall(r'href="/compare/trials/(\d+)/(\d+)/[^"]*">flaky</a>', html)
+    assert links == [(str(a[1].pk), str(b[1].pk))]
+
+
+def test_an_outcome_no_task_pairs_shows_a_dash_not_p_one(client: Client) -> None:
+    a = f.make_trial(job="run-a", task="t1", reward=0.9)
+    b = f.make_trial(job="run-b", task="t1", reward=0.1)
+    f.login(client, "ann", "analyst")
+    html = client.get(f"/compare/?a={a.job_id}&b={b.job_id}").content.decode()
+    rows = dict(re.findall(r'<th scope="row">([^<]+)</th>(.*?)</tr>', html, re.S))
+    # Nobody reviewed either run: no paired task, no test.
+    human = re.findall(r'<td class="num">(.*?)</td>', rows["Human judgment"], re.S)
+    assert human[0] == "0"
+    assert ">—<" in human[-1]
+    assert "1.0" not in human[-1]
+    # The verifier paired the task: its test is shown.
+    verifier = re.findall(r'<td class="num">(.*?)</td>', rows["Verifier outcome"], re.S)
+    assert "exact" in verifier[-1]

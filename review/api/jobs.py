@@ -85,7 +85,7 @@ def _job_out(job: Job, summary: Summary) -> dict[str, Any]:
 @router.get("/jobs", response={200: JobPage, **ERRORS}, summary="Jobs with trial counts")
 def list_jobs(request: HttpRequest, page: Query[JobPageQuery]) -> JobPage:
     """Jobs by start, newest first, with trial counts and gate pass rates, a keyset page at a time
-    (three queries per page: the jobs, their kept tallies, their facts); walk with `cursor`."""
+    (two queries per page: the jobs, then their kept tallies); walk with `cursor`."""
     after = None
     if page.cursor:
         try:
@@ -94,7 +94,7 @@ def list_jobs(request: HttpRequest, page: Query[JobPageQuery]) -> JobPage:
             raise ValidationError(
                 [{"loc": ("query", "cursor"), "msg": str(exc), "type": "invalid"}]
             ) from exc
-    rows = jobs_page(after, page.limit)
+    rows = jobs_page(after, page.limit, with_facts=False)
     return JobPage(
         items=[JobOut(**_job_out(job, summary)) for job, summary, _ in rows.rows],
         next_cursor=None

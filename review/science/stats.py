@@ -72,13 +72,13 @@ class JobsPage:
     next_after: int | None  # the id to pass as `after` for the next page; None at the end
 
 
-def jobs_page(after: int | None = None, size: int = JOBS_PAGE) -> JobsPage:
+def jobs_page(after: int | None = None, size: int = JOBS_PAGE, with_facts: bool = True) -> JobsPage:
     """Jobs by start, newest first (`Job.objects.by_start`), `size` of them after the job
     `after`, each with its summary and facts (agents, models, datasets).
 
     Three queries whatever the jobs' sizes: the page of jobs by keyset, then their kept
     tally rows (`review.science.job_tallies`, a few dozen a job) added up per job in SQL,
-    then the same rows' agents, models and datasets.
+    then the same rows' agents, models and datasets (unless `with_facts` is false).
     """
     jobs = Job.objects.defer("config", "stats").by_start()
     if after is not None:
@@ -95,7 +95,7 @@ def jobs_page(after: int | None = None, size: int = JOBS_PAGE) -> JobsPage:
         .annotate(*(Sum(name) for name in job_tallies.COUNTER_NAMES))
         .values_list("job_id", *(f"{name}__sum" for name in job_tallies.COUNTER_NAMES))
     }
-    facts = job_facts([job.pk for job in shown])
+    facts = job_facts([job.pk for job in shown]) if with_facts else {}
     rows = [
         (job, Summary.of(counters.get(job.pk) or _summed([])), facts.get(job.pk, JobFacts()))
         for job in shown
