@@ -267,3 +267,16 @@ def test_an_outcome_no_task_pairs_shows_a_dash_not_p_one(client: Client) -> None
     # The verifier paired the task: its test is shown.
     verifier = re.findall(r'<td class="num">(.*?)</td>', rows["Verifier outcome"], re.S)
     assert "exact" in verifier[-1]
+
+
+# --- first day: themed error pages ------------------------------------------------------------
+def test_a_server_error_gets_the_themed_page_without_a_request_context() -> None:
+    from django.test import RequestFactory
+    from django.views.defaults import server_error
+
+    response = server_error(RequestFactory().get("/boom"))
+    html = response.content.decode()
+    assert response.status_code == 500
+    assert "Something went wrong" in html
+    assert "Traceback" not in html
+    assert 'href="/static/css/' in html or "css/app" in html
