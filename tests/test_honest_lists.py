@@ -280,3 +280,13 @@ def test_a_server_error_gets_the_themed_page_without_a_request_context() -> None
     assert "Something went wrong" in html
     assert "Traceback" not in html
     assert 'href="/static/css/' in html or "css/app" in html
+
+
+def test_times_on_the_jobs_and_adjudication_pages_name_their_zone(client: Client) -> None:
+    f.make_trial(job="nightly-1")
+    f.login(client, "ann", "analyst")
+    job = Job.objects.get(name="nightly-1")
+    for url in ("/jobs/", f"/jobs/{job.pk}/"):
+        times = re.findall(r"<time [^>]*>([^<]+)</time>", client.get(url).content.decode())
+        assert times
+        assert all(t.endswith("UTC") for t in times), (url, times)
