@@ -70,6 +70,7 @@ def test_a_completed_run_with_reward_zero_is_never_a_green_pass(client: Client) 
 
 def test_the_run_filter_names_what_it_measures(client: Client) -> None:
     f.login(client, "rita", "reviewer")
+    f.make_trial()
     html = client.get("/").content.decode()
     assert '<option value="PASS">Completed</option>' in html
     assert '<option value="FAIL">Errored or timed out</option>' in html
@@ -290,3 +291,15 @@ def test_times_on_the_jobs_and_adjudication_pages_name_their_zone(client: Client
         times = re.findall(r"<time [^>]*>([^<]+)</time>", client.get(url).content.decode())
         assert times
         assert all(t.endswith("UTC") for t in times), (url, times)
+
+
+def test_an_empty_database_welcomes_with_how_to_ingest(client: Client) -> None:
+    f.login(client, "rita", "reviewer")
+    html = client.get("/").content.decode()
+    assert "Welcome to Trialdesk" in html
+    assert "manage.py ingest PATH" in html
+    assert 'id="filter-form"' not in html
+    # A filter on an empty database is still the explorer, saying nothing matches.
+    assert "No trial matches" in client.get("/?agent=x").content.decode()
+    f.make_trial()
+    assert 'id="filter-form"' in client.get("/").content.decode()

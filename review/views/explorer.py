@@ -12,6 +12,7 @@ from django.views.decorators.http import require_GET
 from django.views.decorators.vary import vary_on_headers
 from django_htmx.http import push_url
 
+from review.choices import job_choices
 from review.filtering.form import TrialFilterForm
 from review.http import HttpRequest, wants_fragment
 from review.pages.trial_list import ROWS, columns_for, filter_chips, sorted_by
@@ -52,6 +53,11 @@ def explorer(request: HttpRequest) -> HttpResponse:
         "can_annotate": can_annotate(request.user),
         "can_export": can_export(request.user),
     }
+    count = context["count"]
+    if count is not None and count.exact == 0 and not form.is_filtered and not job_choices():
+        # An empty database: how to bring trials in, not an explorer of nothing. (A job
+        # without trials yet, just started, is listed: its trials are on their way.)
+        return render(request, "review/welcome.html", context)
     if not wants_fragment(request):
         return render(request, "review/explorer.html", context)
     if page.is_continuation:
