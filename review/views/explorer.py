@@ -38,6 +38,8 @@ def explorer(request: HttpRequest) -> HttpResponse:
     after += f"?{encoded}" if encoded else ""
     for row in page.rows:
         row["url"] = f"{before}{row['id']}{after}"
+    # Counted for a first page only: scrolling on appends rows under the same count.
+    count = None if page.is_continuation else counting.matching(form, Trial.objects.all())
     context = {
         "form": form,
         "page": page,
@@ -47,13 +49,11 @@ def explorer(request: HttpRequest) -> HttpResponse:
         "columns": partial(columns_for, form.current_sort, query),
         "sorted_by": sorted_by(form.current_sort),
         "chips": filter_chips(form, query),
-        # Counted for a first page only: scrolling on appends rows under the same count.
-        "count": None if page.is_continuation else counting.matching(form, Trial.objects.all()),
+        "count": count,
         # The roles were read (and cached on the user) by browse_required: no query here.
         "can_annotate": can_annotate(request.user),
         "can_export": can_export(request.user),
     }
-    count = context["count"]
     if count is not None and count.exact == 0 and not form.is_filtered and not job_choices():
         # An empty database: how to bring trials in, not an explorer of nothing. (A job
         # without trials yet, just started, is listed: its trials are on their way.)
