@@ -77,6 +77,7 @@ def test_verifier_outcomes_are_paired_per_task(runs: tuple[Job, Job]) -> None:
     # A passes 2 of 5 paired tasks, B 3 of 5: delta = (2 - 1) / 5 = 0.2.
     assert c.delta == pytest.approx(0.2)
     # Exact McNemar, b = 1, c = 2: P(X <= 1) of Bin(3, 1/2) = 4/8, doubled: p = 1.
+    assert verifier.test is not None
     assert verifier.test.method == "exact"
     assert verifier.test.p_value == pytest.approx(1.0)
     assert verifier.interval is not None
