@@ -42,10 +42,11 @@ def test_a_phone_finds_navigation_filters_and_the_reward_column_usable(
     menu = page.locator(".navmenu > summary")
     assert _usable(menu)
     menu.click()
+    jobs_link.wait_for(state="visible")
     assert _usable(jobs_link)
     assert _usable(page.get_by_role("button", name="Log out"))
     menu.click()
-    assert not jobs_link.is_visible()
+    jobs_link.wait_for(state="hidden")
 
     # The key columns: the full trial names, the reward and the run; the rest folded away.
     for name in ("hello-world__aXy7Qz", "hello-world__bK2mPq"):
@@ -61,11 +62,14 @@ def test_a_phone_finds_navigation_filters_and_the_reward_column_usable(
     first_row = page.locator("td.cell-trial").first.bounding_box()
     assert filters.bounding_box()["y"] < first_row["y"] < PHONE["height"]
     filters.click()
+    agent.wait_for(state="visible")
     assert _usable(agent)
     agent.fill("codex")
     page.get_by_role("button", name="Apply filters").click()
     page.locator('.filter-chip:has-text("codex")').wait_for()
     page.get_by_role("link", name="hello-world__aXy7Qz").wait_for(state="detached")
+    # The field's change and the button's submit each swap the results: let both land.
+    page.wait_for_load_state("networkidle")
 
     # The reward column's header sorts, by a tap.
     reward = page.locator("th a.sort", has_text="Reward")
