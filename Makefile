@@ -34,12 +34,19 @@ demo: migrate
 	$(PY) manage.py demo_users
 	$(PY) manage.py seed_demo --trials $(DEMO_TRIALS) --if-empty
 
+# `make run` serves like the product (themed 404/500 pages, hashed static files served by
+# WhiteNoise), over plain HTTP on this machine; `make run DEBUG=1` shows Django's debug pages.
+DEBUG ?= 0
+RUN_ENV := DJANGO_DEBUG=$(DEBUG) SECURE_SSL_REDIRECT=0 SESSION_COOKIE_SECURE=0 \
+	CSRF_COOKIE_SECURE=0 SECURE_HSTS_SECONDS=0
+
 # One task worker beside the server: grading and re-judging run there, never in a request.
 run: demo
+	@[ "$(DEBUG)" = 1 ] || $(PY) manage.py collectstatic --noinput --verbosity 0
 	@echo "Starting a task worker (manage.py grading_worker) beside the server."
-	DJANGO_DEBUG=1 $(PY) manage.py grading_worker --no-reload & worker=$$!; \
+	$(RUN_ENV) $(PY) manage.py grading_worker --no-reload & worker=$$!; \
 	trap 'kill $$worker 2>/dev/null' EXIT INT TERM; \
-	DJANGO_DEBUG=1 $(PY) manage.py runserver $(HOST):$(PORT)
+	$(RUN_ENV) $(PY) manage.py runserver $(HOST):$(PORT)
 
 # A task worker alone (production runs as many as it needs, on any machine).
 worker: migrate

@@ -255,6 +255,7 @@ def bench_explorer(trials: int, repeat: int) -> list[Figure]:
         compare("explorer sorted by task / bare page", get("/?sort=task"), bare, "", repeat),
         compare("jobs list / bare page", get("/jobs/"), bare, "", repeat),
     ]
+    assert job is not None
     figures.append(grade_these(job, bare, repeat))
     with tempfile.TemporaryDirectory() as tmp:
         say(f"  writing a Harbor job of {HARBOR_JOB_TRIALS:,} trials")

@@ -157,9 +157,11 @@ def bench_science(trials: int, repeat: int) -> list[Figure]:
         with connection.cursor() as cursor:
             cursor.execute("ANALYZE")
     client = logged_in_client()
-    a, b = Job.objects.annotate(n=Count("trials")).order_by("-n", "id")[:2]
-    sizes = [job.trials.count() for job in (a, b)]
-    say(f"  {annotations:,} annotations; jobs of {sizes[0]:,} and {sizes[1]:,} trials")
+    (a_id, a_n), (b_id, b_n) = (
+        Job.objects.annotate(n=Count("trials")).order_by("-n", "id").values_list("id", "n")[:2]
+    )
+    a, b = Job.objects.get(pk=a_id), Job.objects.get(pk=b_id)
+    say(f"  {annotations:,} annotations; jobs of {a_n:,} and {b_n:,} trials")
 
     def get(url: str, fresh: bool = False) -> Callable[[], object]:
         def fetch() -> object:

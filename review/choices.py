@@ -1,7 +1,8 @@
 """Per-request lists kept between requests: the explorer's job <select>.
 
 The jobs change only when a job is ingested or deleted, yet every explorer page lists them.
-The newest `JOB_CHOICES_LIMIT` (id, name) pairs are kept in the shared cache under
+The newest `JOB_CHOICES_LIMIT` jobs by start (id, name, and a label naming the agent, model,
+dataset, size and state) are kept in the shared cache under
 `rewards.cache.JOB_CHOICES`, which names what drops them (a Job saved or deleted, jobs
 created by an ingest) and how long they are kept at most.
 """
@@ -10,30 +11,51 @@ from __future__ import annotations
 
 from django.core.cache import cache
 
+from review.models import JobFacts, job_facts
 from rewards.cache import JOB_CHOICES, JOB_CHOICES_TTL
 from rewards.models import Job
 
 JOB_CHOICES_LIMIT = 200
 
 
-def job_choices() -> list[tuple[str, str]]:
-    """(id, name) of the newest jobs, newest first, at most JOB_CHOICES_LIMIT + 1 of them.
+def _label(name: str, facts: JobFacts, finished: bool) -> str:
+    """A job as a picker names it: its name, who ran it on what, its size and state."""
+    parts = [name]
+    for values, many in ((facts.agents, "agents"), (facts.models, "models")):
+        if values:
+            parts.append(values[0] if len(values) == 1 else f"{len(values)} {many}")
+    if facts.datasets:
+        parts.append(
+            facts.datasets[0] if len(facts.datasets) == 1 else f"{len(facts.datasets)} datasets"
+        )
+    parts.append(f"{facts.trials} trial{'' if facts.trials == 1 else 's'}")
+    parts.append("finished" if finished else "running")
+    return " · ".join(parts)
 
-    One more than the limit is kept so that the select can tell it was cut.
-    """
-    choices: list[tuple[str, str]] | None = cache.get(JOB_CHOICES)
-    if choices is None:
-        choices = [
-            (str(pk), name)
-            for pk, name in Job.objects.order_by("-id").values_list("id", "name")[
-                : JOB_CHOICES_LIMIT + 1
-            ]
+
+def _newest() -> list[tuple[str, str, str]]:
+    """(id, name, label) of the newest jobs by start, at most JOB_CHOICES_LIMIT + 1 of them:
+    two queries, then kept (one more than the limit, so that the select can tell it was cut)."""
+    newest: list[tuple[str, str, str]] | None = cache.get(JOB_CHOICES)
+    if newest is None:
+        jobs = list(
+            Job.objects.by_start().values_list("id", "name", "finished_at")[: JOB_CHOICES_LIMIT + 1]
+        )
+        facts = job_facts([pk for pk, _, _ in jobs])
+        newest = [
+            (str(pk), name, _label(name, facts.get(pk, JobFacts()), finished is not None))
+            for pk, name, finished in jobs
         ]
-        cache.set(JOB_CHOICES, choices, JOB_CHOICES_TTL)
-    return choices
+        cache.set(JOB_CHOICES, newest, JOB_CHOICES_TTL)
+    return newest
+
+
+def job_choices() -> list[tuple[str, str]]:
+    """(id, label) of the newest jobs by start (`_newest`)."""
+    return [(pk, label) for pk, _, label in _newest()]
 
 
 def newest_job_name(pk: str) -> str | None:
     """The name of job `pk` (its id as the select writes it) when it is among the cached
     newest jobs; None otherwise (an older job, or one not seen yet)."""
-    return next((name for value, name in job_choices() if value == pk), None)
+    return next((name for value, name, _ in _newest() if value == pk), None)

@@ -13,6 +13,7 @@ was reviewed stays. Re-ingesting a trial never deletes it, so ingestion is unaff
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
@@ -373,6 +374,42 @@ class JobTally(models.Model):
 
     def __str__(self) -> str:
         return f"{self.trials} trials of task {self.task_id} in job {self.job_id}"
+
+
+@dataclass(frozen=True)
+class JobFacts:
+    """What a list of jobs says of each: who ran it on what, and how many trials."""
+
+    trials: int = 0
+    agents: tuple[str, ...] = ()
+    models: tuple[str, ...] = ()
+    datasets: tuple[str, ...] = ()
+
+
+def job_facts(job_ids: Sequence[int]) -> dict[int, JobFacts]:
+    """Each job's agents, models, datasets (task sources) and trial count, from its kept
+    tally rows (a few dozen a job): one query."""
+    rows = (
+        JobTally.objects.filter(job_id__in=list(job_ids), trials__gt=0)
+        .order_by()
+        .values_list("job_id", "agent_name", "model_name", "task__source", "trials")
+    )
+    gathered: dict[int, tuple[int, set[str], set[str], set[str]]] = {}
+    for job_id, agent, model, source, trials in rows:
+        count, agents, models_, sources = gathered.get(job_id, (0, set(), set(), set()))
+        agents.add(agent)
+        models_.add(model)
+        sources.add(source)
+        gathered[job_id] = (count + trials, agents, models_, sources)
+    return {
+        job_id: JobFacts(
+            trials=count,
+            agents=tuple(sorted(a for a in agents if a)),
+            models=tuple(sorted(m for m in models_ if m)),
+            datasets=tuple(sorted(d for d in sources if d)),
+        )
+        for job_id, (count, agents, models_, sources) in gathered.items()
+    }
 
 
 class TrialReviewed(models.Model):

@@ -10,6 +10,7 @@ from review.views import (
     queue,
     saved_views,
     scenarios,
+    tokens,
 )
 from review.views.exports import export
 
@@ -48,6 +49,8 @@ urlpatterns = [
     path("adjudication/", adjudication.adjudication_queue, name="adjudication-queue"),
     path("trials/<int:pk>/adjudicate/", adjudication.adjudicate, name="adjudicate"),
     path("trials/<int:pk>/blind/", blind.blind_review, name="blind-review"),
+    path("tokens/", tokens.token_list, name="tokens"),
+    path("tokens/<int:pk>/revoke/", tokens.token_revoke, name="token-revoke"),
     path("compare/", compare.compare_runs, name="compare"),
     path("compare.csv", compare.compare_csv, name="compare-csv"),
     path("compare/trials/<int:a>/<int:b>/", compare.compare_trials, name="compare-trials"),

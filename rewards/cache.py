@@ -13,7 +13,8 @@ process makes (a job saved, an ingest) reaches them all.
 - `roles:v1:<user id>` (`roles_key`): the user's role groups (review.roles), read once and
   then kept; dropped when the user's groups change (either side of the relation) and when a
   group is renamed or deleted; `ROLES_TTL` bounds what a write outside both leaves stale.
-- `jobs:newest:v1` (`JOB_CHOICES`): the newest jobs for the job <select>s (review.choices).
+- `jobs:newest:v2` (`JOB_CHOICES`): the newest jobs for the job <select>s (review.choices),
+  with their labels (agent, model, dataset, trial count, state).
   Derived from rows: dropped when a Job is saved or deleted, and by the ingest writer when it
   creates jobs in bulk (no signal then); `JOB_CHOICES_TTL` bounds what a write outside both
   leaves stale (SQL, the demo seed's bulk path).
@@ -103,7 +104,7 @@ def forget_roles_of_group(instance: Group, **kwargs: Any) -> None:
 
 
 # --- the newest jobs -------------------------------------------------------------------------
-JOB_CHOICES = "jobs:newest:v1"
+JOB_CHOICES = "jobs:newest:v2"
 JOB_CHOICES_TTL = 60
 
 

@@ -17,6 +17,8 @@ from typing import Any
 from django.conf import settings
 from django.db import models
 from django.db.models import Exists, F, OuterRef, Q
+from django.db.models.functions import Coalesce
+from django.db.models.lookups import Exact, LessThan
 from django.utils.functional import cached_property
 from pydantic import BaseModel
 
@@ -132,6 +134,17 @@ class JobQuerySet(models.QuerySet["Job"]):
     def running(self) -> JobQuerySet:
         return self.filter(_running())
 
+    def by_start(self) -> JobQuerySet:
+        """Newest run first: by when the job started (when it was imported, if it recorded no
+        start: `Job.ran_at`), then by id. Jobs are few (hundreds): no index is needed."""
+        return self.order_by(Job.ran_at().desc(), "-id")
+
+    def started_before(self, ran_at: Any, pk: int) -> JobQuerySet:
+        """The jobs after (`ran_at`, `pk`) in `by_start` order: a keyset page's next rows."""
+        return self.filter(
+            LessThan(Job.ran_at(), ran_at) | (Exact(Job.ran_at(), ran_at) & Q(id__lt=pk))
+        )
+
 
 def _running() -> Q:
     """`Job.is_running` as a condition on the job row."""
@@ -172,6 +185,11 @@ class Job(models.Model):
         if self.started_at is not None and HARBOR_JOB_RESULT_KEY in self.stats:
             return True
         return self.trials.unfinished().exists()
+
+    @staticmethod
+    def ran_at() -> Coalesce:
+        """When the job ran: its start, or when it was imported if it recorded none."""
+        return Coalesce("started_at", "imported_at")
 
 
 class Task(models.Model):
@@ -341,6 +359,9 @@ class Trial(models.Model):
             models.Index(fields=["job", "-id"], name="trial_job_id_idx"),
             # Explorer: one job sorted by reward, the id as keyset tie-breaker.
             models.Index(fields=["job", "reward", "id"], name="trial_job_reward_idx"),
+            # Explorer: sort by when the trial ran ("newest first"), the id as keyset
+            # tie-breaker; trials without a start time are read by id (paging.first_rows).
+            models.Index(fields=["started_at", "id"], name="trial_started_id_idx"),
             # Explorer: sort by reward with the id as keyset tie-breaker.
             models.Index(fields=["reward", "id"], name="trial_reward_id_idx"),
             # Explorer filters on a single gate, walked newest first.

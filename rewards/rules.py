@@ -254,6 +254,32 @@ def run_badge(status: str, exception_type: str, verifier_completed: bool) -> str
     return FAIL
 
 
+# What the run badge measures, in words: whether the run itself ended cleanly, never whether
+# the task was solved (the reward and the gates say that).
+RUN_COMPLETED, RUN_ERRORED, RUN_TIMED_OUT, RUN_CANCELLED, RUN_RUNNING = (
+    "completed",
+    "errored",
+    "timed out",
+    "cancelled",
+    "running",
+)
+
+
+def run_outcome(badge: str, exception_type: str) -> str:
+    """The stored run badge read as what it measures: completed, errored, timed out,
+    cancelled, or running (no badge yet). A timeout is any exception type naming one
+    (Harbor's AgentTimeoutError, VerifierTimeoutError)."""
+    if not badge:
+        return RUN_RUNNING
+    if badge == PASS:
+        return RUN_COMPLETED
+    if "timeout" in exception_type.lower():
+        return RUN_TIMED_OUT
+    if exception_type == "CancelledError":
+        return RUN_CANCELLED
+    return RUN_ERRORED
+
+
 def gate_disagreement(scorer_verdict: str, judge_verdict: str, advisory_fail: bool) -> str:
     """Seed 003, "When the gates disagree": the three named cases."""
     if judge_verdict == PASS and scorer_verdict == FAIL:

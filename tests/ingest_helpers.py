@@ -92,7 +92,8 @@ FIXTURE_SET = HarborSet(
     multistep_result="multistep_result.json",
     expect={
         "single_metric": "automated.file_created",
-        "single_task": ("fixturebench/task-weather-report", "fixturebench"),
+        # One identity for a task however it was referenced: (dataset, bare name).
+        "single_task": ("task-weather-report", "fixturebench"),
         "single_checksum": "882791463ffd8f4a454db6b74d3ebae5cd73c87d44acec97331cb34874a0e9c9",
         "single_uid": "0b7f3c2e-5a41-4c1d-9e8f-2a6b4c8d0e11",
         "single_agent": ("terminus-2", "terminus-2 0.9.4 (b51e0c2)"),

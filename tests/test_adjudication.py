@@ -127,8 +127,9 @@ def test_the_queue_lists_waiting_trials_in_a_fixed_number_of_queries(
     django_assert_num_queries: DjangoAssertNumQueries,
 ) -> None:
     client.force_login(people["eve"])
-    # the user, their role groups, one page of waiting trials.
-    with django_assert_num_queries(3):
+    # the user, their role groups, one page of waiting trials, which of them the user
+    # reviewed (those offer no "Adjudicate").
+    with django_assert_num_queries(4):
         response = client.get("/adjudication/?conflict=human&conflict=judge")
     html = response.content.decode()
     assert response.status_code == 200
@@ -306,3 +307,34 @@ def test_the_trial_page_shows_each_verdict_with_what_it_settled_and_marks_blind_
     # The human gate shows the verdict.
     gate = html[html.index('id="human-gate"') :]
     assert "pass" in gate[: gate.index("</div>")]
+
+
+def test_the_queue_offers_adjudicate_only_on_trials_the_user_may_settle(
+    client: Client, people: dict[str, User], split: Trial, against_judge: Trial
+) -> None:
+    """sam reviewed both trials: neither is his to settle; eve reviewed neither."""
+    url = "/adjudication/?conflict=human&conflict=judge"
+    client.force_login(people["sam"])
+    html = client.get(url).content.decode()
+    assert f"/trials/{split.pk}/adjudicate/" not in html
+    assert f"/trials/{against_judge.pk}/adjudicate/" not in html
+    assert html.count("You reviewed it") == 2
+    client.force_login(people["eve"])
+    html = client.get(url).content.decode()
+    assert f"/trials/{split.pk}/adjudicate/" in html
+    assert f"/trials/{against_judge.pk}/adjudicate/" in html
+    assert "You reviewed it" not in html
+
+
+def test_a_recorded_verdict_is_confirmed_on_the_queue(
+    client: Client, people: dict[str, User], split: Trial
+) -> None:
+    client.force_login(people["eve"])
+    response = client.post(
+        f"/trials/{split.pk}/adjudicate/?conflict=human",
+        {"verdict": "fail", "rationale": "Off by 10x."},
+        follow=True,
+    )
+    html = response.content.decode()
+    assert response.redirect_chain[-1][0].startswith("/adjudication/")
+    assert "Final verdict recorded for split: fail, settling 2 annotations." in html

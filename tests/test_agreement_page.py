@@ -240,10 +240,11 @@ def test_a_filtered_agreement_page_groups_its_trials_in_a_fixed_number_of_querie
 ) -> None:
     job = trials["t1"].job_id
     f.login(client, "ann", "analyst")
-    # the user, their role groups (kept in the cache from here on), the newest jobs (the
-    # filter finds the job among them; cached from here on), the grouped judgments of the
-    # filter's trials, their reviewer pairs with the reviewers' names.
-    with django_assert_num_queries(5):
+    # the user, their role groups (kept in the cache from here on), the newest jobs and
+    # their agents, models and datasets (the filter finds the job among them; cached from
+    # here on), the grouped judgments of the filter's trials, their reviewer pairs with the
+    # reviewers' names.
+    with django_assert_num_queries(6):
         response = client.get(f"/agreement/?job={job}&reward_min=0&by=source")
     assert response.status_code == 200
     assert response.context["report"].judgments == 8

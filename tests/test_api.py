@@ -357,10 +357,10 @@ def test_trials_run_a_fixed_number_of_queries(
     # 1 the token with its user, 2 the user's role groups, 3 the page (job and task joined).
     with django_assert_num_queries(3):
         assert call(client, "get", "/api/trials?limit=50", analyst).status_code == 200
-    # Then the roles come from the cache; a job filter adds the job's lookup when the form
-    # validates it.
+    # Then the roles come from the cache; a job filter reads the newest jobs (then kept)
+    # with their agents, models and datasets (what the pickers name them by), and the page.
     job = Job.objects.values_list("id", flat=True).first()
-    with django_assert_num_queries(3):
+    with django_assert_num_queries(4):
         response = call(client, "get", f"/api/trials?job={job}&error_category=x", analyst)
         assert response.status_code == 200
 

@@ -77,6 +77,7 @@ def test_verifier_outcomes_are_paired_per_task(runs: tuple[Job, Job]) -> None:
     # A passes 2 of 5 paired tasks, B 3 of 5: delta = (2 - 1) / 5 = 0.2.
     assert c.delta == pytest.approx(0.2)
     # Exact McNemar, b = 1, c = 2: P(X <= 1) of Bin(3, 1/2) = 4/8, doubled: p = 1.
+    assert verifier.test is not None
     assert verifier.test.method == "exact"
     assert verifier.test.p_value == pytest.approx(1.0)
     assert verifier.interval is not None
@@ -125,9 +126,9 @@ def test_compare_page_shows_the_figures_in_a_fixed_number_of_queries(
     a, b = runs
     f.login(client, "ann", "analyst")
     # the user, their role groups, job A, job B (form), the two runs' tallies summed
-    # per task, the flipped tasks' first trials, and the job selects' choices (read once,
-    # then cached).
-    with django_assert_num_queries(7):
+    # per task, the flipped tasks' first trials, and the job selects' choices with their
+    # agents, models and datasets (two queries, read once, then cached).
+    with django_assert_num_queries(8):
         response = client.get(f"/compare/?a={a.pk}&b={b.pk}")
     html = response.content.decode()
     assert response.status_code == 200

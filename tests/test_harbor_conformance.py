@@ -99,7 +99,8 @@ REAL_SET = HarborSet(
     multistep_result="clawbench_t4-delegation-repair__result_multistep.json",
     expect={
         "single_metric": "automated.file_created",
-        "single_task": ("pinchbench/task-calendar", "pinchbench"),
+        # One identity for a task however it was referenced: (dataset, bare name).
+        "single_task": ("task-calendar", "pinchbench"),
         "single_checksum": "aac3f0428ada4c5d9c43d694b81865692abae86482e55f7fea2682e94dd87344",
         "single_uid": "96c9156f-078f-4ad7-ac38-e990172a5bc3",
         "single_agent": ("openclaw", "OpenClaw 2026.5.22 (a374c3a)"),

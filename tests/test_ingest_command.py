@@ -64,7 +64,10 @@ def test_the_summary_counts_each_outcome_and_names_each_problem(
 
     assert ran.error == ""
     assert ran.lines == [
-        "Summary: ingested 6, unchanged 0, updated 0, invalid 0, unreadable 1",
+        "Summary: ingested 6, unchanged 0, updated 0, invalid 1, unreadable 1",
+        # Stored without a reward: not valid, and counted so.
+        "invalid: contract-runs/bad: stored as invalid: reward file missing: the verifier did"
+        " not finish",
         f"unreadable: {tmp_path / 'jobs' / 'empty'}: no trials found",
         "stored with ingestion problems: contract-runs/bad: trial.json name: "
         "Input should be a valid string",

@@ -506,7 +506,8 @@ def test_an_unreadable_trial_json_is_a_problem_and_the_reward_is_kept(tmp_path: 
 
     ran = ingest(tmp_path / "runs")
 
-    assert ran.summary() == "Summary: ingested 1, unchanged 0, updated 0, invalid 0, unreadable 0"
+    # Stored, and counted invalid (as the explorer's validity filter counts it).
+    assert ran.summary() == "Summary: ingested 1, unchanged 0, updated 0, invalid 1, unreadable 0"
     trial = Trial.objects.get()
     assert (trial.name, trial.reward) == ("t-001", 0.93)
     found = problem("trial.json")
@@ -642,3 +643,25 @@ def test_problem_messages_read_without_pydantic_prefixes(tmp_path: Path) -> None
     assert ingest(tmp_path / "runs").error == ""
 
     assert problem("judge.json")["message"] == "a PASS verdict needs scores for efficiency"
+
+
+def test_the_summary_counts_trials_stored_with_a_rejected_reward_as_invalid(
+    tmp_path: Path,
+) -> None:
+    for i in range(3):
+        trial = {**TRIAL_JSON, "name": f"bad-{i}"}
+        files = {"trial.json": trial, "logs/verifier/reward.json": {"reward": 1.5}}
+        make_trial(tmp_path / "runs", files, f"bad-{i}")
+    make_trial(tmp_path / "runs", name="good")
+
+    ran = ingest(tmp_path / "runs")
+
+    assert ran.error == ""
+    assert ran.summary() == "Summary: ingested 4, unchanged 0, updated 0, invalid 3, unreadable 0"
+    rejected = [line for line in ran.lines if line.startswith("invalid:") and "bad-" in line]
+    assert len(rejected) == 3
+    assert all("stored as invalid: reward 1.5 is outside [0, 1]" in line for line in rejected)
+    assert Trial.objects.filter(is_valid=False).count() == 3
+    # Ingested again, unchanged: nothing new to report.
+    again = ingest(tmp_path / "runs")
+    assert again.summary() == "Summary: ingested 0, unchanged 4, updated 0, invalid 0, unreadable 0"

@@ -164,14 +164,16 @@ def test_the_explorer_runs_a_fixed_number_of_queries(
             annotations=[f.annotation(f"rev{n}") for n in range(i % 3)],
         )
     # 1 the user, 2 their role groups (then cached), 3 the page of trials (with job and
-    # task joined, LIMIT 51), 4 the jobs for the job filter's <select> (then cached).
-    _explorer_queries(client, django_assert_num_queries, "/", 4)
-    # The roles and the job choices come from the cache now: the user and the page.
-    _explorer_queries(client, django_assert_num_queries, "/?sort=reward", 2)
-    # Filtering by one of the cached newest jobs: the form finds it there; one EXISTS asks
-    # whether it is still running (its rows then refresh themselves, test_live_pages).
+    # task joined, LIMIT 51), 4 the count (a sum over the kept tallies), 5 the jobs for the
+    # job filter's <select> and 6 their agents, models and datasets (both then cached).
+    _explorer_queries(client, django_assert_num_queries, "/", 6)
+    # The roles and the job choices come from the cache now: the user, the page, the count.
+    _explorer_queries(client, django_assert_num_queries, "/?sort=reward", 3)
+    # Filtering by one of the cached newest jobs: the form finds it there; the count is a
+    # capped probe of the matching ids (the error category is not tallied), and one EXISTS
+    # asks whether the job is still running (its rows then refresh themselves).
     job = Trial.objects.values_list("job_id", flat=True).first()
-    _explorer_queries(client, django_assert_num_queries, f"/?job={job}&error_category=x", 3)
+    _explorer_queries(client, django_assert_num_queries, f"/?job={job}&error_category=x", 4)
 
 
 def test_the_job_select_is_cached_and_follows_jobs_being_added_and_deleted(
@@ -181,13 +183,13 @@ def test_the_job_select_is_cached_and_follows_jobs_being_added_and_deleted(
 
     f.login(client, "rita", "reviewer")
     f.make_trial(job="nightly-1")
-    assert ">nightly-1</option>" in client.get("/").content.decode()
+    assert ">nightly-1 ·" in client.get("/").content.decode()
     added = Job.objects.create(name="nightly-2")
-    assert ">nightly-2</option>" in client.get("/").content.decode()
+    assert ">nightly-2 ·" in client.get("/").content.decode()
     added.delete()
     html = client.get("/").content.decode()
-    assert ">nightly-2</option>" not in html
-    assert ">nightly-1</option>" in html
+    assert ">nightly-2 ·" not in html
+    assert ">nightly-1 ·" in html
 
 
 def test_the_job_select_lists_at_most_the_newest_two_hundred_jobs(
@@ -202,12 +204,12 @@ def test_the_job_select_lists_at_most_the_newest_two_hundred_jobs(
     html = client.get("/").content.decode()
     select = html.split('name="job"')[1].split("</select>")[0]
     assert select.count("<option") == 201  # "All jobs" and the 200 newest
-    assert ">job-249</option>" in select
-    assert ">job-000</option>" not in select
+    assert ">job-249 ·" in select
+    assert ">job-000 ·" not in select
     # A job past the limit named in the URL is still selected (and filters): the form looks
-    # it up (1 the user, 2 the job, 3 the page of trials, 4 whether the job is still
-    # running; the roles from the cache).
-    with django_assert_num_queries(4):
+    # it up (1 the user, 2 the job, 3 the page of trials, 4 the count from the job's
+    # tallies, 5 whether the job is still running; the roles from the cache).
+    with django_assert_num_queries(5):
         html = client.get(f"/?job={oldest.pk}").content.decode()
     select = html.split('name="job"')[1].split("</select>")[0]
     assert f'<option value="{oldest.pk}" selected>' in select
@@ -222,9 +224,9 @@ def test_the_explorer_fragment_runs_a_fixed_number_of_queries(
 ) -> None:
     f.login(client, "rita", "reviewer")
     f.make_trials(count)
-    # 1 the user, 2 their role groups, 3 the page of trials; no <select> in
+    # 1 the user, 2 their role groups, 3 the page of trials, 4 the count; no <select> in
     # a fragment.
-    with django_assert_num_queries(3):
+    with django_assert_num_queries(4):
         assert client.get("/?sort=reward", headers=HX).status_code == 200
 
 
@@ -289,10 +291,10 @@ def test_the_sidebar_kept_per_filter_and_jobs_shows_each_pages_values_and_errors
     assert 'value="alpha"' not in other
     # A job written since: once the list of jobs is read again (its cache expires), the
     # select offers it (the jobs are part of the sidebar's key).
-    assert ">nightly-2<" not in again
+    assert ">nightly-2 ·" not in again
     f.make_trial(job="nightly-2")
     forget_job_choices()
-    assert ">nightly-2<" in client.get("/?task=alpha").content.decode()
+    assert ">nightly-2 ·" in client.get("/?task=alpha").content.decode()
     # A value in error is reported on every view, with the value as given.
     for _ in range(2):
         html = client.get("/?reward_min=abc").content.decode()

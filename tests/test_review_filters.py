@@ -280,7 +280,8 @@ def test_the_job_select_lists_the_newest_jobs_and_keeps_an_older_selected_one(
     html = str(form["job"])
 
     assert html.count("<option") == 4  # "All jobs", the two newest, and the selected oldest
-    assert f'<option value="{jobs[4].pk}">job-004</option>' in html
+    # Each job named with its size and state (no trials, no finish time yet: running).
+    assert f'<option value="{jobs[4].pk}">job-004 · 0 trials · running</option>' in html
     assert f'<option value="{jobs[0].pk}" selected>job-000</option>' in html
     assert "job-002" not in html
     assert form.is_valid()  # an older job is still a valid filter

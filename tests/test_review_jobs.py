@@ -103,8 +103,8 @@ def test_the_jobs_list_is_walked_newest_first_by_next_links(
     Job.objects.bulk_create(Job(name=f"run-{i:03}") for i in range(stats.JOBS_PAGE + 5))
     newest_first = list(Job.objects.order_by("-id").values_list("name", flat=True))
     # 1 the user, 2 their role groups, 3 the page of jobs, 4 their kept tallies
-    # summed per job.
-    with django_assert_num_queries(4):
+    # summed per job, 5 the same rows' agents, models and datasets.
+    with django_assert_num_queries(5):
         first = client.get("/jobs/").content.decode()
     shown = re.findall(r'href="/jobs/\d+/">([^<]+)</a>', first)
     assert shown == newest_first[: stats.JOBS_PAGE]
@@ -134,8 +134,9 @@ def test_jobs_pages_run_a_fixed_number_of_queries(
     job = Job.objects.first()
     assert job is not None
     # 1 the user, 2 their role groups, 3 the page of jobs, 4 their kept tallies
-    # summed per job (one GROUP BY over a few rows a job, whatever the trials).
-    with django_assert_num_queries(4):
+    # summed per job (one GROUP BY over a few rows a job, whatever the trials), 5 the same
+    # rows' agents, models and datasets.
+    with django_assert_num_queries(5):
         assert client.get("/jobs/").status_code == 200
     # 1 the user, 2 the job, 3 its kept tally rows (totals, by task, by agent and model,
     # failure modes, the histogram: all added up from them), 4 first annotations by day;
@@ -152,7 +153,7 @@ def test_the_jobs_list_figures_are_the_jobs_trials_own_aggregates(client: Client
     gone = Trial.objects.filter(job__name="job-a").first()
     assert gone is not None
     gone.delete()
-    listed = {job.name: summary for job, summary in stats.jobs_page().rows}
+    listed = {job.name: summary for job, summary, _ in stats.jobs_page().rows}
     for job in Job.objects.all():
         counted = stats.Summary.of(
             Trial.objects.filter(job=job).aggregate(**f.summary_aggregates())

@@ -253,9 +253,10 @@ def test_previous_and_next_cost_no_extra_query_whatever_the_data_size(
             f"/trials/{middle.pk}/?judge_verdict=FAIL&sort=-reward&tab=diff"
         ).content.decode()
     assert set(_nav_links(html)) == {"prev", "next"}
-    # A job filter adds one: the newest jobs, among which the form finds the job (cached
-    # from then on); the roles come from the cache now.
-    with django_assert_num_queries(7):
+    # A job filter adds two: the newest jobs, among which the form finds the job, and their
+    # agents, models and datasets (what the pickers name them by; both cached from then
+    # on); the roles come from the cache now.
+    with django_assert_num_queries(8):
         assert client.get(f"/trials/{middle.pk}/?job={middle.job_id}").status_code == 200
 
 

@@ -142,18 +142,19 @@ def test_nested_reward_details_are_a_tree() -> None:
             "style": {"lint": {"score": 2, "max_score": 2}},
         }
     )
-    assert [(r.name, r.depth, r.kind) for r in rows] == [
-        ("correctness", 0, "group"),
-        ("score", 1, "value"),
-        ("criteria", 1, "group"),
-        ("parses", 2, "record"),
-        ("matches", 2, "record"),
-        ("style", 0, "group"),
-        ("lint", 1, "dimension"),
+    # Each group and criterion fills the score and max columns (a RewardKit value is out of
+    # 1); a criterion's error is its evidence, its other fields ride along.
+    assert [(r.name, r.depth, r.kind, r.score, r.max_score) for r in rows] == [
+        ("correctness", 0, "dimension", 0.5, 1.0),
+        ("parses", 1, "dimension", 1.0, 1.0),
+        ("matches", 1, "dimension", 0.0, 1.0),
+        ("style", 0, "group", None, None),
+        ("lint", 1, "dimension", 2, 2),
     ]
-    matches = rows[4]
-    assert dict(matches.fields) == {"id": "matches", "value": "0", "error": "judge timed out"}
-    assert rows[6].normalised == pytest.approx(1.0)
+    parses, matches = rows[1], rows[2]
+    assert parses.fields == (("weight", "1"),)
+    assert matches.evidence == "judge timed out"
+    assert rows[4].normalised == pytest.approx(1.0)
 
 
 def test_a_breakdown_deeper_than_the_limit_is_shown_as_its_text() -> None:

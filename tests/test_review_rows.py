@@ -64,7 +64,7 @@ def test_a_row_without_a_source_model_or_disagreement_leaves_them_out(reviewer: 
     row = _tbody(reviewer)
     assert re.search(r"<tr>\s*<td", row)
     assert "disagrees" not in row
-    assert 'class="sub clip"' not in row.split('class="cell-task"')[1].split("</td>")[0]
+    assert 'class="sub clip"' not in row.split('class="cell-task')[1].split("</td>")[0]
     assert '<span class="sub clip" title="">—</span>' in row  # no model: an em dash
     assert "no scorers" in row
     assert "no judge" in row
@@ -85,7 +85,7 @@ def test_hostile_text_in_every_cell_is_escaped(reviewer: Client) -> None:
     assert "&quot;" in row
     # The only tags are the row's own.
     tags = set(re.findall(r"<([a-z]+)", row))
-    assert tags <= {"tr", "td", "a", "span"}
+    assert tags <= {"tr", "td", "a", "span", "time"}
 
 
 def test_the_filter_rides_on_each_row_link_escaped(reviewer: Client) -> None:
@@ -110,7 +110,7 @@ def test_the_header_marks_the_current_sort_and_escapes_its_links(reviewer: Clien
     assert 'hx-push-url="true"' in reward
     assert "<b>" not in html
     assert "&amp;" in html
-    assert re.search(r'<th scope="col">Scorers</th>', html)
+    assert re.search(r'<th scope="col" class="col-minor">Scorers</th>', html)
     assert html.count('aria-sort="none"') == 3  # trial, task, agent · model
 
 

@@ -199,13 +199,13 @@ def test_a_job_ingested_is_offered_at_once_by_the_cached_sidebar(client: Client)
     f.login(client, "rita", "reviewer")
     f.make_trial(job="nightly-1")
     before = client.get("/?task=alpha").content.decode()
-    assert ">nightly-1</option>" in before
+    assert ">nightly-1 ·" in before
     # The writer inserts jobs in bulk (no post_save): it drops the newest jobs itself, and
     # the sidebar, keyed by them, is rendered anew.
     f.make_trial(job="nightly-2")
     after = client.get("/?task=alpha").content.decode()
-    assert ">nightly-2</option>" in after
-    assert ">nightly-1</option>" in after
+    assert ">nightly-2 ·" in after
+    assert ">nightly-1 ·" in after
 
 
 @pytest.mark.django_db

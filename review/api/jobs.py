@@ -84,7 +84,7 @@ def _job_out(job: Job, summary: Summary) -> dict[str, Any]:
 
 @router.get("/jobs", response={200: JobPage, **ERRORS}, summary="Jobs with trial counts")
 def list_jobs(request: HttpRequest, page: Query[JobPageQuery]) -> JobPage:
-    """Jobs newest first with trial counts and gate pass rates, a keyset page at a time
+    """Jobs by start, newest first, with trial counts and gate pass rates, a keyset page at a time
     (two queries per page: the jobs, then their kept tallies); walk with `cursor`."""
     after = None
     if page.cursor:
@@ -94,9 +94,9 @@ def list_jobs(request: HttpRequest, page: Query[JobPageQuery]) -> JobPage:
             raise ValidationError(
                 [{"loc": ("query", "cursor"), "msg": str(exc), "type": "invalid"}]
             ) from exc
-    rows = jobs_page(after, page.limit)
+    rows = jobs_page(after, page.limit, with_facts=False)
     return JobPage(
-        items=[JobOut(**_job_out(job, summary)) for job, summary in rows.rows],
+        items=[JobOut(**_job_out(job, summary)) for job, summary, _ in rows.rows],
         next_cursor=None
         if rows.next_after is None
         else encode_cursor(JOBS_CURSOR_SORT, rows.next_after, rows.next_after),

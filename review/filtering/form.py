@@ -80,7 +80,13 @@ JUDGE_CHOICES = [
     ("UNPARSEABLE", "UNPARSEABLE"),
     (NOT_RUN, "No judge"),
 ]
-RUN_CHOICES = [(ANY, "Any"), ("PASS", "PASS"), ("FAIL", "FAIL"), (NOT_RUN, "Still running")]
+# The run badge measures whether the run ended cleanly, not whether the task was solved.
+RUN_CHOICES = [
+    (ANY, "Any"),
+    ("PASS", "Completed"),
+    ("FAIL", "Errored or timed out"),
+    (NOT_RUN, "Still running"),
+]
 HUMAN_CHOICES = [
     (ANY, "Any"),
     *[(value, label) for value, label in HumanJudgment.choices if value],
@@ -204,6 +210,14 @@ class TrialFilterForm(forms.Form):
         """A field's cleaned value; a field that failed validation filters nothing."""
         self.is_valid()
         return getattr(self, "cleaned_data", {}).get(name)
+
+    def cleaned_value(self, name: str) -> Any:
+        """A field's cleaned value (None when it failed validation)."""
+        return self._value(name)
+
+    def fields_in_use(self, besides: frozenset[str]) -> list[str]:
+        """The fields with a value, in form order, `besides` left out."""
+        return self._in_use(besides)
 
     @property
     def current_sort(self) -> str:
@@ -490,9 +504,13 @@ class TrialFilterForm(forms.Form):
 
     def active_filters(self) -> list[tuple[str, str]]:
         """(label, value) for every filter in use, as a person reads them; the sort left out."""
+        return [(label, value) for _, label, value in self.described_filters()]
+
+    def described_filters(self) -> list[tuple[str, str, str]]:
+        """(field name, label, value) for every filter in use, as a person reads them."""
         self.is_valid()
         cleaned = getattr(self, "cleaned_data", {})
-        described: list[tuple[str, str]] = []
+        described: list[tuple[str, str, str]] = []
         for name, field in self.fields.items():
             value = cleaned.get(name)
             if name in {"sort", "after"} or value in (None, "", []):
@@ -503,7 +521,8 @@ class TrialFilterForm(forms.Form):
                 field, forms.ModelChoiceField
             ):
                 value = _choice_label(field.choices, value)
-            described.append((str(field.label or name.replace("_", " ").capitalize()), str(value)))
+            label = str(field.label or name.replace("_", " ").capitalize())
+            described.append((name, label, str(value)))
         return described
 
 

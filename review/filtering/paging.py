@@ -11,6 +11,7 @@ import base64
 import binascii
 import json
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from django.db.models import BooleanField, F, Func, Q, QuerySet, Value
@@ -32,12 +33,17 @@ class SortKey:
     field: str
     kind: type
     label: str
+    # A column that may be NULL: its rows without a value count as the lowest (`first_rows`
+    # reads them as a segment of their own, so no NULLS FIRST/LAST is needed of an index).
+    nullable: bool = False
 
 
 SORT_KEYS = {
     key.name: key
     for key in (
         SortKey("id", "id", int, "Trial"),
+        # When the trial ran: "newest first" as a Harbor user means it.
+        SortKey("started", "started_at", datetime, "Started", nullable=True),
         SortKey("task", "task__name", str, "Task"),
         SortKey("agent", "agent_name", str, "Agent"),
         SortKey("model", "model_name", str, "Model"),
@@ -53,6 +59,8 @@ class CursorError(ValueError):
 
 
 def encode_cursor(sort: str, value: Any, pk: int) -> str:
+    if isinstance(value, datetime):
+        value = value.isoformat()
     raw = json.dumps([sort, value, pk], separators=(",", ":")).encode()
     return base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
 
@@ -67,9 +75,20 @@ def decode_cursor(cursor: str, sort: str) -> tuple[Any, int]:
     if not (isinstance(data, list) and len(data) == 3 and data[0] == sort):
         raise CursorError("cursor made for another sort")
     _, value, pk = data
-    kind = SORT_KEYS[sort.lstrip("-")].kind
+    key = SORT_KEYS[sort.lstrip("-")]
+    kind = key.kind
     if isinstance(pk, bool) or not isinstance(pk, int):
         raise CursorError("cursor id is not an integer")
+    if value is None and key.nullable:
+        return None, pk
+    if kind is datetime and isinstance(value, str):
+        try:
+            moment = datetime.fromisoformat(value)
+        except ValueError as exc:
+            raise CursorError("cursor time is unreadable") from exc
+        if moment.tzinfo is None:
+            raise CursorError("cursor time has no time zone")
+        return moment, pk
     if kind is float and isinstance(value, int | float) and not isinstance(value, bool):
         return float(value), pk
     if isinstance(value, kind) and not isinstance(value, bool):
@@ -102,11 +121,43 @@ def first_rows(
     query from the keyset cursor."""
     key = SORT_KEYS[sort.lstrip("-")]
     descending = sort.startswith("-")
+    if key.nullable:
+        return _rows_with_nulls(queryset, sort, after, limit)
     if key.field in BY_NAME:
         walked = walk_names(queryset, key.field, descending, after, limit)
         if walked is not None:
             return walked
     return list(first_rows_query(queryset, sort, after, limit))
+
+
+def _rows_with_nulls(
+    queryset: QuerySet[Trial], sort: str, after: tuple[Any, int] | None, limit: int
+) -> list[Any]:
+    """`first_rows` for a nullable column: the rows with a value in (value, id) order, and
+    those without one in id order, as the lowest values (last when descending). Each
+    segment is one keyset query on the (value, id) index; a page that crosses from one to
+    the other reads both."""
+    key = SORT_KEYS[sort.lstrip("-")]
+    descending = sort.startswith("-")
+    segments = [
+        (False, queryset.filter(**{f"{key.field}__isnull": False}), sort),
+        (True, queryset.filter(**{f"{key.field}__isnull": True}), "-id" if descending else "id"),
+    ]
+    if not descending:
+        segments.reverse()
+    rows: list[Any] = []
+    reached = after is None
+    for is_null, segment, order in segments:
+        cursor: tuple[Any, int] | None = None
+        if not reached:
+            if after is None or (after[0] is None) != is_null:
+                continue  # the cursor lies in a later segment
+            reached = True
+            cursor = after
+        rows += first_rows_query(segment, order, cursor, limit - len(rows))
+        if len(rows) >= limit:
+            break
+    return rows
 
 
 def first_rows_query(

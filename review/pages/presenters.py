@@ -180,6 +180,36 @@ def _dimension(name: str, depth: int, value: Mapping[str, Any]) -> BreakdownRow 
     )
 
 
+def _number(value: Any) -> float | None:
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return float(value)
+    return None
+
+
+def _criterion(name: str, depth: int, value: Mapping[str, Any]) -> BreakdownRow | None:
+    """A RewardKit criterion of Harbor's reward-details.json, `{name, value, weight?,
+    error?, …}`: its value is a score out of 1. None for anything else."""
+    score = _number(value.get("value"))
+    if score is None or "score" in value or not all(isinstance(v, _PLAIN) for v in value.values()):
+        return None
+    extra = tuple(
+        (str(k), as_text(v))
+        for k, v in value.items()
+        if k not in {"name", "id", "title", "value", "error"}
+    )
+    error = value.get("error")
+    return BreakdownRow(
+        name,
+        depth,
+        "dimension",
+        score=score,
+        max_score=1.0,
+        normalised=score,
+        evidence=error if isinstance(error, str) else "",
+        fields=extra,
+    )
+
+
 def breakdown_rows(breakdown: Any) -> list[BreakdownRow]:
     """The breakdown as stored, as a tree: details.json's dimensions, RewardKit's groups.
 
@@ -195,9 +225,31 @@ def breakdown_rows(breakdown: Any) -> list[BreakdownRow]:
             hidden += 1
             return
         if isinstance(value, Mapping):
-            row = _dimension(name, depth, value)
+            row = _dimension(name, depth, value) or _criterion(name, depth, value)
             if row is not None:
                 rows.append(row)
+                return
+            score = _number(value.get("score"))
+            criteria = value.get("criteria")
+            if score is not None and isinstance(criteria, list) and depth < BREAKDOWN_DEPTH:
+                # A RewardKit group: its score out of 1, its criteria beneath it.
+                rows.append(
+                    BreakdownRow(
+                        name,
+                        depth,
+                        "dimension",
+                        score,
+                        1.0,
+                        score,
+                        fields=tuple(
+                            (str(k), as_text(v))
+                            for k, v in value.items()
+                            if k not in {"score", "criteria"} and isinstance(v, _PLAIN)
+                        ),
+                    )
+                )
+                for index, item in enumerate(criteria):
+                    walk(_item_name(index, item), item, depth + 1)
                 return
             if all(isinstance(v, _PLAIN) for v in value.values()):
                 fields = tuple((str(k), as_text(v)) for k, v in value.items())

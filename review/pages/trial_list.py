@@ -8,6 +8,7 @@ from dataclasses import dataclass, replace
 from django.http import QueryDict
 from django.urls import reverse
 
+from review.filtering.form import TrialFilterForm
 from review.filtering.paging import SORT_KEYS
 from rewards.models import Trial
 
@@ -22,12 +23,14 @@ ROW_FIELDS = (
     "scorer_verdict",
     "judge_verdict",
     "run_badge",
+    "exception_type",  # the run badge names a timeout
     "human_judgment",
     "gate_disagreement",
     "human_disagreement",
     "job__name",
     "task__name",
     "task__source",
+    "started_at",
 )
 # Built once: `.values()` resolves fifteen paths and three joins, work every page repeated.
 # Each request narrows a copy (`.all()`).
@@ -47,23 +50,25 @@ class Column:
     label: str
     links: tuple[SortLink, ...] = ()
     numeric: bool = False
+    minor: bool = False  # folded away on a phone
 
     @property
     def aria_sort(self) -> str:
         return next((link.state for link in self.links if link.state != "none"), "none")
 
 
-# (header label, the sort keys its header links to, numeric)
-COLUMNS: tuple[tuple[str, tuple[str, ...], bool], ...] = (
-    ("Trial", ("id",), False),
-    ("Task", ("task",), False),
-    ("Agent · model", ("agent", "model"), False),
-    ("Reward", ("reward",), True),
-    ("Scorers", (), False),
-    ("Judge", (), False),
-    ("Run", (), False),
-    ("Human", (), False),
-    ("Disagreement", (), False),
+# (header label, the sort keys its header links to, numeric, minor). Minor columns fold
+# away on a phone, leaving the key ones: the trial, its reward and its run.
+COLUMNS: tuple[tuple[str, tuple[str, ...], bool, bool], ...] = (
+    ("Trial", ("id", "started"), False, False),
+    ("Task", ("task",), False, True),
+    ("Agent · model", ("agent", "model"), False, True),
+    ("Reward", ("reward",), True, False),
+    ("Scorers", (), False, True),
+    ("Judge", (), False, True),
+    ("Run", (), False, False),
+    ("Human", (), False, True),
+    ("Disagreement", (), False, True),
 )
 
 
@@ -87,14 +92,38 @@ def columns_for(sort: str, query: QueryDict | None = None) -> list[Column]:
         return replace(link, href=f"{base}?{linked.urlencode()}")
 
     return [
-        Column(label, tuple(with_href(sort_link(key, sort)) for key in keys), numeric)
-        for label, keys, numeric in COLUMNS
+        Column(label, tuple(with_href(sort_link(key, sort)) for key in keys), numeric, minor)
+        for label, keys, numeric, minor in COLUMNS
     ]
+
+
+@dataclass(frozen=True)
+class Chip:
+    """An active filter as the explorer summarises it, with the link that removes it."""
+
+    label: str
+    value: str
+    remove_href: str
+
+
+def filter_chips(form: TrialFilterForm, query: QueryDict) -> list[Chip]:
+    base = reverse("review:explorer")
+    chips = []
+    for name, label, value in form.described_filters():
+        if name in {"overlap", "blind"}:  # queue settings, not filters of the list
+            continue
+        rest = query.copy()
+        rest.pop(name, None)
+        encoded = rest.urlencode()
+        chips.append(Chip(label, value, f"{base}?{encoded}" if encoded else base))
+    return chips
 
 
 def sorted_by(sort: str) -> str:
     key = SORT_KEYS[sort.lstrip("-")]
     if key.name == "id":
-        return "newest first" if sort.startswith("-") else "oldest first"
+        return "ingested, newest first" if sort.startswith("-") else "ingested, oldest first"
+    if key.name == "started":
+        return "started, newest first" if sort.startswith("-") else "started, oldest first"
     direction = "descending" if sort.startswith("-") else "ascending"
     return f"{key.label.lower()}, {direction}"

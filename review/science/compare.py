@@ -50,7 +50,7 @@ class PairedResult:
     outcome: Outcome
     counts: PairedCounts
     interval: Interval | None
-    test: McNemar
+    test: McNemar | None  # None when no task was decided by both runs: nothing to test
 
     def as_dict(self) -> dict[str, Any]:
         c = self.counts
@@ -64,8 +64,8 @@ class PairedResult:
             "b_pass_rate": c.b_rate,
             "delta": c.delta,
             "delta_ci": [self.interval.low, self.interval.high] if self.interval else None,
-            "mcnemar_p": self.test.p_value,
-            "mcnemar_method": self.test.method,
+            "mcnemar_p": self.test.p_value if self.test else None,
+            "mcnemar_method": self.test.method if self.test else None,
         }
 
 
@@ -177,49 +177,77 @@ def compare(a: Job, b: Job) -> Comparison:
                 outcome=outcome,
                 counts=counts,
                 interval=agreement.delta_interval(counts),
-                test=agreement.mcnemar(counts.a_only, counts.b_only),
+                # No paired task: the test has no data, and p = 1.0 would read as "no change".
+                test=agreement.mcnemar(counts.a_only, counts.b_only) if counts.n else None,
             )
         )
     regressed = [t for t in tasks if t.a["verifier"] is True and t.b["verifier"] is False]
     improved = [t for t in tasks if t.a["verifier"] is False and t.b["verifier"] is True]
     listed = [*regressed[:MAX_FLIPS], *improved[:MAX_FLIPS]]
-    first = first_trials(a, b, [t.task_id for t in listed])
+    trials = representative_trials(a, b, [t.task_id for t in listed])
     return Comparison(
         a=a,
         b=b,
         results=results,
         only_a=sum(1 for t in tasks if not t.in_b),
         only_b=sum(1 for t in tasks if not t.in_a),
-        regressions=_flips(regressed, first),
-        improvements=_flips(improved, first),
+        regressions=_flips(regressed, trials, a_passed=True),
+        improvements=_flips(improved, trials, a_passed=False),
     )
 
 
-def first_trials(a: Job, b: Job, task_ids: list[int]) -> dict[int, tuple[int, int]]:
-    """Each task's first trial in A and in B (what a flipped task's side-by-side opens).
+@dataclass(frozen=True)
+class Representatives:
+    """A task's first passing and first failing trial in each run (None: it has none)."""
 
-    One query, per task two probes of the job's trials in id order.
+    a_pass: int | None
+    a_fail: int | None
+    b_pass: int | None
+    b_fail: int | None
+
+
+def representative_trials(a: Job, b: Job, task_ids: list[int]) -> dict[int, Representatives]:
+    """Each task's first passing and first failing trial in A and in B, by the verifier
+    outcome (reward against the task's pass threshold): what a flipped task's side-by-side
+    opens, a pass next to a fail.
+
+    One query, per task four probes of the job's trials in id order.
     """
     if not task_ids:
         return {}
 
-    def first(job: Job) -> Subquery:
-        trials = Trial.objects.filter(job=job, task=OuterRef("pk")).order_by("id")
-        return Subquery(trials.values("id")[:1])
-
-    rows = Task.objects.filter(pk__in=task_ids).values("pk", in_a=first(a), in_b=first(b))
-    return {row["pk"]: (row["in_a"], row["in_b"]) for row in rows}
-
-
-def _flips(tasks: list[TaskOutcomes], first: dict[int, tuple[int, int]]) -> list[Flip]:
-    """At most MAX_FLIPS of the tasks (already by source and name), with their trials."""
-    return [
-        Flip(
-            task_id=t.task_id,
-            task=t.task,
-            source=t.source,
-            a_trial=first[t.task_id][0],
-            b_trial=first[t.task_id][1],
+    def first(job: Job, passed: bool) -> Subquery:
+        trials = Trial.objects.filter(job=job, task=OuterRef("pk"))
+        threshold = OuterRef("pass_threshold")
+        trials = (
+            trials.filter(reward__gte=threshold) if passed else trials.filter(reward__lt=threshold)
         )
-        for t in tasks[:MAX_FLIPS]
-    ]
+        return Subquery(trials.order_by("id").values("id")[:1])
+
+    rows = Task.objects.filter(pk__in=task_ids).values(
+        "pk",
+        a_pass=first(a, True),
+        a_fail=first(a, False),
+        b_pass=first(b, True),
+        b_fail=first(b, False),
+    )
+    return {
+        row["pk"]: Representatives(row["a_pass"], row["a_fail"], row["b_pass"], row["b_fail"])
+        for row in rows
+    }
+
+
+def _flips(
+    tasks: list[TaskOutcomes], trials: dict[int, Representatives], a_passed: bool
+) -> list[Flip]:
+    """At most MAX_FLIPS of the tasks (already by source and name), each with a trial of
+    the side that passed next to one of the side that failed. A run's outcome is its
+    trials' majority, so each side has a trial of its own outcome."""
+    flips = []
+    for t in tasks[:MAX_FLIPS]:
+        found = trials[t.task_id]
+        a_trial = found.a_pass if a_passed else found.a_fail
+        b_trial = found.b_fail if a_passed else found.b_pass
+        if a_trial is not None and b_trial is not None:
+            flips.append(Flip(t.task_id, t.task, t.source, a_trial, b_trial))
+    return flips

@@ -188,7 +188,7 @@ def gate_rates(job: Job, summary: Summary, totals: dict[str, Any]) -> Chart:
         ("Valid", summary.valid_rate, _explorer(job, validity="valid")),
         ("Scorers OVERALL", summary.scorer_rate, _explorer(job, scorer_verdict="PASS")),
         ("Judge verdict", summary.judge_rate, _explorer(job, judge_verdict="PASS")),
-        ("Run badge", summary.run_rate, _explorer(job, run_badge="PASS")),
+        ("Runs completed", summary.run_rate, _explorer(job, run_badge="PASS")),
         ("Verifier outcome", verifier_rate, _explorer(job, outcome="pass")),
         ("Human judgment", human_rate, _explorer(job, human_judgment="pass")),
     ]

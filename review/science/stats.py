@@ -11,9 +11,9 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
 
-from django.db.models import Sum
+from django.db.models import Subquery, Sum
 
-from review.models import JobTally
+from review.models import JobFacts, JobTally, job_facts
 from review.science import job_tallies
 from rewards.models import Job
 
@@ -68,19 +68,23 @@ class Summary:
 
 @dataclass(frozen=True)
 class JobsPage:
-    rows: list[tuple[Job, Summary]]  # each job with its summary
+    rows: list[tuple[Job, Summary, JobFacts]]  # each job with its summary and facts
     next_after: int | None  # the id to pass as `after` for the next page; None at the end
 
 
-def jobs_page(after: int | None = None, size: int = JOBS_PAGE) -> JobsPage:
-    """Jobs newest first, `size` of them with ids below `after`, each with its summary.
+def jobs_page(after: int | None = None, size: int = JOBS_PAGE, with_facts: bool = True) -> JobsPage:
+    """Jobs by start, newest first (`Job.objects.by_start`), `size` of them after the job
+    `after`, each with its summary and facts (agents, models, datasets).
 
-    Two queries whatever the jobs' sizes: the page of jobs by keyset, then their kept tally
-    rows (`review.science.job_tallies`, a few dozen a job) added up per job in SQL.
+    Three queries whatever the jobs' sizes: the page of jobs by keyset, then their kept
+    tally rows (`review.science.job_tallies`, a few dozen a job) added up per job in SQL,
+    then the same rows' agents, models and datasets (unless `with_facts` is false).
     """
-    jobs = Job.objects.defer("config", "stats").order_by("-id")
+    jobs = Job.objects.defer("config", "stats").by_start()
     if after is not None:
-        jobs = jobs.filter(id__lt=after)
+        # Resumed after the job `after`, at its place in the order (a subquery: one query).
+        place = Job.objects.filter(pk=after).values(when=Job.ran_at())[:1]
+        jobs = jobs.started_before(Subquery(place), after)
     page = list(jobs[: size + 1])
     shown = page[:size]
     counters = {
@@ -91,7 +95,11 @@ def jobs_page(after: int | None = None, size: int = JOBS_PAGE) -> JobsPage:
         .annotate(*(Sum(name) for name in job_tallies.COUNTER_NAMES))
         .values_list("job_id", *(f"{name}__sum" for name in job_tallies.COUNTER_NAMES))
     }
-    rows = [(job, Summary.of(counters.get(job.pk) or _summed([]))) for job in shown]
+    facts = job_facts([job.pk for job in shown]) if with_facts else {}
+    rows = [
+        (job, Summary.of(counters.get(job.pk) or _summed([])), facts.get(job.pk, JobFacts()))
+        for job in shown
+    ]
     return JobsPage(rows, shown[-1].pk if len(page) > size else None)
 
 

@@ -16,6 +16,7 @@ from django.utils.safestring import SafeString, mark_safe
 from review import roles
 from review.http import path_of
 from review.pages import text
+from rewards import rules
 from rewards.models import Disagreement, HumanDisagreement
 
 register = template.Library()
@@ -63,6 +64,28 @@ def gate_badge(value: Any, not_run: str = "") -> SafeString:
     if not value and not_run:
         word = not_run
     return _badge(css, glyph, word)
+
+
+# The run badge says whether the run ended cleanly, not whether the task was solved: never
+# green, so a completed run beside reward 0 does not read as "solved".
+_RUN = {
+    rules.RUN_COMPLETED: ("run-done", "■"),
+    rules.RUN_ERRORED: ("fail", "✗"),
+    rules.RUN_TIMED_OUT: ("warn", "!"),
+    rules.RUN_CANCELLED: ("na", "○"),
+    rules.RUN_RUNNING: ("none", "·"),
+}
+
+
+@register.simple_tag
+def run_badge(value: Any, exception_type: Any = "") -> SafeString:
+    """Completed / errored / timed out / cancelled / running, with the exception as title."""
+    outcome = rules.run_outcome(str(value or ""), str(exception_type or ""))
+    css, glyph = _RUN[outcome]
+    title = str(exception_type or "")
+    if not title and outcome == rules.RUN_ERRORED:
+        title = "the verifier did not finish"
+    return _badge(css, glyph, outcome, title)
 
 
 @register.simple_tag

@@ -70,6 +70,13 @@ def adjudication_queue(request: HttpRequest) -> HttpResponse:
         adjudication.awaiting(conflicts.kinds).list_columns().only(*ROW_FIELDS, "annotation_count")
     )
     page = form.page(base)
+    # A reviewer of a trial may not settle it (review.adjudication): their rows offer no
+    # "Adjudicate". One query for the page's rows.
+    reviewed = set(
+        Annotation.objects.filter(
+            trial_id__in=[trial.pk for trial in page.rows], reviewer=request.user
+        ).values_list("trial_id", flat=True)
+    )
     query = _queue_query(request, form)
     next_query = query.copy()
     if page.next_cursor:
@@ -82,6 +89,7 @@ def adjudication_queue(request: HttpRequest) -> HttpResponse:
             "conflicts": conflicts,
             "kinds": conflicts.kinds,
             "page": page,
+            "reviewed": reviewed,
             "active_filters": form.active_filters(),
             "query": query.urlencode(),
             "next_query": next_query.urlencode(),
@@ -125,7 +133,7 @@ def adjudicate(request: HttpRequest, pk: int) -> HttpResponse:
     if not form.is_valid():
         return _page(request, trial, form, status=400)
     try:
-        adjudication.adjudicate(
+        recorded = adjudication.adjudicate(
             trial_id=trial.pk,
             adjudicator=request.user,
             verdict=form.cleaned_data["verdict"],
@@ -134,7 +142,11 @@ def adjudicate(request: HttpRequest, pk: int) -> HttpResponse:
     except adjudication.AdjudicationError as exc:
         form.add_error(None, str(exc))
         return _page(request, trial, form, status=400)
-    messages.success(request, f"Final verdict recorded for {trial.name}.")
+    messages.success(
+        request,
+        f"Final verdict recorded for {trial.name}: {recorded.get_verdict_display()}, "
+        f"settling {len(recorded.settled)} annotation{'' if len(recorded.settled) == 1 else 's'}.",
+    )
     query = _queue_query(request).urlencode()
     url = reverse("review:adjudication-queue")
     return redirect(f"{url}?{query}" if query else url)

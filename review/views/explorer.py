@@ -12,11 +12,13 @@ from django.views.decorators.http import require_GET
 from django.views.decorators.vary import vary_on_headers
 from django_htmx.http import push_url
 
+from review.choices import job_choices
 from review.filtering.form import TrialFilterForm
 from review.http import HttpRequest, wants_fragment, with_query
-from review.pages.trial_list import ROWS, columns_for, sorted_by
+from review.pages.trial_list import ROWS, columns_for, filter_chips, sorted_by
 from review.roles import browse_required, can_annotate, can_export
-from rewards.models import Job
+from review.science import counting
+from rewards.models import Job, Trial
 
 
 @require_GET
@@ -36,6 +38,8 @@ def explorer(request: HttpRequest) -> HttpResponse:
     after += f"?{encoded}" if encoded else ""
     for row in page.rows:
         row["url"] = f"{before}{row['id']}{after}"
+    # Counted for a first page only: scrolling on appends rows under the same count.
+    count = None if page.is_continuation else counting.matching(form, Trial.objects.all())
     context = {
         "form": form,
         "page": page,
@@ -44,6 +48,8 @@ def explorer(request: HttpRequest) -> HttpResponse:
         # Built when the template reads it: the header's HTML is kept per filter and sort.
         "columns": partial(columns_for, form.current_sort, query),
         "sorted_by": sorted_by(form.current_sort),
+        "chips": filter_chips(form, query),
+        "count": count,
         # The roles were read (and cached on the user) by browse_required: no query here.
         "can_annotate": can_annotate(request.user),
         "can_export": can_export(request.user),
@@ -54,6 +60,10 @@ def explorer(request: HttpRequest) -> HttpResponse:
         # never the forms around them): one EXISTS on the few unfinished trials' index.
         context["live"] = Job.objects.running().filter(pk=job.pk).exists()
         context["live_url"] = with_query(reverse("review:explorer"), encoded)
+    if count is not None and count.exact == 0 and not form.is_filtered and not job_choices():
+        # An empty database: how to bring trials in, not an explorer of nothing. (A job
+        # without trials yet, just started, is listed: its trials are on their way.)
+        return render(request, "review/welcome.html", context)
     if not wants_fragment(request):
         return render(request, "review/explorer.html", context)
     if request.htmx.target == "trial-rows" and not page.is_continuation:

@@ -527,6 +527,21 @@ def _task_name(result: HarborTrialResult, folder: Folder, got: TrialFiles, confi
     return (result.trial_name or folder.name).rsplit("__", 1)[0]
 
 
+def _task_record(
+    result: HarborTrialResult, folder: Folder, got: TrialFiles, config: str
+) -> TaskRecord:
+    """The task, one identity however the trial referred to it: Harbor names a task
+    "<dataset>/<task>" when it came from a registry or its task.toml names it so, and by its
+    folder, "<task>", when run from a path. Both become (dataset, task): the dataset is the
+    source (taken from the name's prefix when the trial recorded none) and the name is bare."""
+    name = _task_name(result, folder, got, config)
+    source = result.source or _config_task_source(result, got, config)
+    prefix, _, bare = name.partition("/")
+    if bare and "/" not in bare and (not source or prefix == source):
+        source, name = prefix, bare
+    return TaskRecord(name=name, source=source, checksum=result.task_checksum or "")
+
+
 def _fits(value: str, got: TrialFiles, file: str, field: str) -> bool:
     """Does a value taken from the config fit its column? One that does not is a problem,
     kept raw, and the trial is stored without it."""
@@ -625,11 +640,7 @@ def _bundle(
     try:
         return TrialBundle(
             job=job,
-            task=TaskRecord(
-                name=_task_name(result, folder, got, config_file),
-                source=result.source or _config_task_source(result, got, config_file),
-                checksum=result.task_checksum or "",
-            ),
+            task=_task_record(result, folder, got, config_file),
             trial=TrialRecord(
                 name=trial_name,
                 uid=_uid(result, job.name, trial_name),

@@ -43,6 +43,10 @@ class PreparedTrial:
     problems: int = 0
     first_problem: str = ""
     has_annotations: bool = False
+    # Why its result is not valid (the current result's first validity error: a rejected or
+    # missing reward…), if it is not: the trial is stored, and the run's summary counts it
+    # invalid, as the explorer's validity filter does.
+    rejected: str = ""
     # Where the bundle can be read again: a discovered item and the run's `--job`.
     source: Item | None = None
     job_override: str | None = None
@@ -112,6 +116,7 @@ def prepare(bundle: TrialBundle, digest: str, *, fingerprint: str = "") -> Prepa
         problems=len(problems),
         first_problem=first,
         has_annotations=bool(bundle.annotations),
+        rejected=next(iter(bundle.current_result.validity.errors), ""),
         bundle=bundle,
     )
 

@@ -5,6 +5,20 @@
 
   document.documentElement.classList.add("js");
 
+  // Phones: the menu and the explorer's filters fold behind their buttons. They are open in
+  // the markup (without JavaScript everything shows) and open again on a wider screen.
+  var phone = window.matchMedia("(max-width: 700px)");
+  function fitToScreen() {
+    var panels = document.querySelectorAll("details[data-phone-collapsed]");
+    for (var i = 0; i < panels.length; i++) panels[i].open = !phone.matches;
+  }
+  if (document.readyState === "loading") {
+    document.addEventListener("DOMContentLoaded", fitToScreen);
+  } else {
+    fitToScreen();
+  }
+  if (phone.addEventListener) phone.addEventListener("change", fitToScreen);
+
   // Typing is text entry: a radio button or a checkbox with focus still takes shortcuts
   // (pressing "p" focuses the pass radio, and "f" must still switch to fail).
   var NOT_TYPING = { button: 1, checkbox: 1, radio: 1, reset: 1, submit: 1, range: 1, color: 1, file: 1 };

@@ -101,13 +101,14 @@ class Browsing:
 
 @pytest.fixture
 def browse(browser: Any, app: Any) -> Iterator[Any]:
-    """`browse(user)` opens a page logged in as `user`."""
+    """`browse(user)` opens a page logged in as `user`; `width` and `height` size it (a
+    phone is 390 px wide)."""
     contexts = []
 
-    def open_as(user: Any) -> Browsing:
+    def open_as(user: Any, width: int = 1400, height: int = 1000) -> Browsing:
         client = Client()
         client.force_login(user)
-        context = browser.new_context(viewport={"width": 1400, "height": 1000})
+        context = browser.new_context(viewport={"width": width, "height": height})
         context.add_cookies(
             [{"name": "sessionid", "value": client.cookies["sessionid"].value, "url": app.url}]
         )

@@ -4,7 +4,8 @@ Each PATH is detected by shape (`rewards.ingest.discover`): a Harbor jobs, job o
 folder, a verifier-contract trial directory or a folder of them, or a `.jsonl` bundle file.
 Readers turn what they find into `TrialBundle`s, which `BundleWriter` stores in batches
 (atomic per trial, idempotent). The run ends with a summary: ingested, unchanged, updated,
-invalid (one line per trial, with the reason) and unreadable (one line per path, with why),
+invalid (one line per trial, with the reason: refused, or stored but not valid, e.g. its
+reward rejected) and unreadable (one line per path, with why),
 then the trials stored with ingestion problems (parts kept raw; first few named).
 
 Bad input never stops the run; the exit status is non-zero only when a PATH gave nothing at
@@ -94,7 +95,15 @@ class IngestReport:
             name = f"{name} ({prepared.where})"
         if outcome.status == "invalid":
             self.invalid.append((name, outcome.reason))
-        elif outcome.status != "unchanged" and prepared is not None and prepared.problems:
+            return
+        if outcome.status == "unchanged" or prepared is None:
+            return
+        if prepared.rejected:
+            # Stored, but not valid (a rejected reward is stored as 0, the reason in its
+            # errors): counted invalid, as the explorer's validity filter counts it.
+            self.counts["invalid"] += 1
+            self.invalid.append((name, f"stored as invalid: {prepared.rejected}"))
+        if prepared.problems:
             self.with_problems.append((name, prepared.first_problem))
 
     def problem(self, problem: Problem) -> None:
