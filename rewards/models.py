@@ -415,12 +415,29 @@ class Trial(models.Model):
 
         The caller saves (the ingest writer batches these updates).
         """
-        current = self.results.filter(is_current=True).first()
+        # Only the columns the rules read: a result's raw artifacts and a verdict's raw
+        # response can be large, and a re-judge runs this once per verdict.
+        current = (
+            self.results.filter(is_current=True)
+            .only("reward", "output_parseable", "verifier_completed", "errors")
+            .first()
+        )
         scorers = [
             rules.ScorerOutcome(required=s.required, type=s.type, verdict=s.verdict, score=s.score)
-            for s in self.scorers.all()
+            for s in self.scorers.only("required", "type", "verdict", "score")
         ]
-        judge = self.judge_verdicts.order_by(*JudgeVerdict.LATEST_FIRST).first()
+        judge = (
+            self.judge_verdicts.order_by(*JudgeVerdict.LATEST_FIRST)
+            .only(
+                "verdict",
+                "failure_mode",
+                "task_completion",
+                "instruction_adherence",
+                "efficiency",
+                "judge_model",
+            )
+            .first()
+        )
         summary = rules.summarise(
             reward=current.reward if current else 0.0,
             is_valid=current.is_valid if current else False,
@@ -435,7 +452,9 @@ class Trial(models.Model):
                 if judge
                 else (None, None, None)
             ),
-            error_categories=[t.category for t in self.error_tags.order_by("id")],
+            error_categories=list(
+                self.error_tags.order_by("id").values_list("category", flat=True)
+            ),
             judge_model=judge.judge_model if judge else "",
         )
         return self.apply_summary(summary)

@@ -16,6 +16,7 @@ from django.test import Client
 from django.utils import timezone
 
 from review import tokens
+from review.api.ingest import MAX_BUNDLES
 from review.models import Annotation, ApiToken
 from rewards.ingest.digest import content_digest
 from rewards.ingest.writer import BundleWriter
@@ -780,6 +781,10 @@ def test_a_metric_no_column_can_hold_is_left_out_and_its_trial_stored(
     [problem] = stored.detail.ingest_problems
     assert (problem["field"], problem["raw"]) == ("results[0].metrics.odd", "NaN")
     assert "odd" not in stored.results.get().metrics
+    # A list too long is refused as a whole, mended numbers or not (a 422, never a 500).
+    too_many = [first] * MAX_BUNDLES + [second]
+    response = call(client, "post", "/api/ingest", staff, _with_literal(too_many, "NaN"))
+    assert_json_error(response, 422)
     third = bundle_json(f.bundle(name="third"))
     third["results"][0]["reward"] = "PLACE"
     response = call(client, "post", "/api/ingest", staff, _with_literal(third, "NaN"))

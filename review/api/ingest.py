@@ -141,6 +141,8 @@ def _drop_mended(
     refused: dict[int, list[tuple[Any, ...]]] = {}
     for error in exc.errors():
         location = tuple(error["loc"])
+        if not location:
+            return False  # the body as a whole (a list too long, say)
         index, spot = (location[0], location[1:]) if isinstance(data, list) else (0, location)
         if not isinstance(index, int) or not 0 <= index < len(items):
             return False

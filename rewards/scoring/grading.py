@@ -337,7 +337,9 @@ def stored_judge_input(trial: Trial, expected_outcome: ExpectedOutcome | None = 
     are not stored, and without them the judge would have only the verifier's side."""
     detail = TrialDetail.objects.filter(trial=trial).first()
     scorers = list(ScorerResult.objects.filter(trial=trial).order_by("position"))
-    latest = trial.judge_verdicts.order_by(*JudgeVerdict.LATEST_FIRST).first()
+    latest = (
+        trial.judge_verdicts.order_by(*JudgeVerdict.LATEST_FIRST).only("expected_outcome").first()
+    )
     table = [
         {
             "name": s.name,
