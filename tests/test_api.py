@@ -16,7 +16,7 @@ from django.test import Client
 from django.utils import timezone
 
 from review import tokens
-from review.api.ingest import MAX_BUNDLES
+from review.api.ninja import MAX_BUNDLES
 from review.models import Annotation, ApiToken
 from rewards.ingest.digest import content_digest
 from rewards.ingest.writer import BundleWriter
