@@ -303,3 +303,17 @@ def test_an_empty_database_welcomes_with_how_to_ingest(client: Client) -> None:
     assert "No trial matches" in client.get("/?agent=x").content.decode()
     f.make_trial()
     assert 'id="filter-form"' in client.get("/").content.decode()
+
+
+def test_every_time_on_the_trial_page_says_its_zone(client: Client) -> None:
+    f.login(client, "rita", "reviewer")
+    trial = f.make_trial(
+        name="t-1",
+        judges=[f.judge("PASS")],
+        annotations=[f.annotation("rita")],
+    )
+    html = client.get(f"/trials/{trial.pk}/").content.decode()
+    times = re.findall(r"<time[^>]*>([^<]*)</time>", html)
+    assert len(times) >= 3  # the start, the verdict and the annotation at least
+    for shown in times:
+        assert shown.endswith("UTC"), shown
