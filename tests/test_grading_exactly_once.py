@@ -99,7 +99,10 @@ def test_a_worker_killed_mid_batch_leaves_exactly_one_new_verdict_per_trial(
     # running, and the dead worker's task is marked failed rather than running for ever.
     assert list(items.filter(pk__in=killed).values_list("attempts", flat=True)) == [2] * len(killed)
     assert set(items.exclude(pk__in=killed).values_list("attempts", flat=True)) == {1}
-    assert not DBTaskResult.objects.filter(status=TaskResultStatus.RUNNING).exists()
+    # The live runner's own task returns just after its last item is done: waited for.
+    assert _wait_for(
+        lambda: not DBTaskResult.objects.filter(status=TaskResultStatus.RUNNING).exists()
+    )
     assert DBTaskResult.objects.filter(status=TaskResultStatus.FAILED).count() == 1
 
 
