@@ -73,6 +73,7 @@ def test_a_phone_finds_navigation_filters_and_the_reward_column_usable(
 
     # The reward column's header sorts, by a tap.
     reward = page.locator("th a.sort", has_text="Reward")
+    reward.wait_for(state="visible")  # the swapped-in header, once it has landed
     assert _usable(reward)
     reward.click()
     page.wait_for_url("**sort=-reward**")
