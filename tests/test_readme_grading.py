@@ -18,7 +18,7 @@ MARKER = "<!-- grading-flow:"
 STORED_MARKER = "<!-- grading-stored:"
 
 
-def grading_flow(marker: str = MARKER) -> str:
+def grading_flow(marker: str) -> str:
     readme = (ROOT / "README.md").read_text()
     after = readme[readme.index(marker) :]
     match = re.search(r"```sh\n(.*?)```", after, re.DOTALL)
@@ -26,19 +26,26 @@ def grading_flow(marker: str = MARKER) -> str:
     return match.group(1)
 
 
-def test_the_readme_grading_flow_works_as_written(judge_server: FakeJudge, tmp_path: Path) -> None:
+def run_readme_block(
+    marker: str, database: Path, **env_vars: str
+) -> subprocess.CompletedProcess[str]:
+    """Migrate a fresh SQLite database, then run the README's shell block under `marker` on it."""
     env = {k: v for k, v in os.environ.items() if k != "DATABASE_URL"}
-    env.update(SQLITE_PATH=str(tmp_path / "flow.sqlite3"), DEMO=str(tmp_path / "demo"))
+    env.update(SQLITE_PATH=str(database), **env_vars)
     python = str(ROOT / ".venv" / "bin" / "python")
     subprocess.run([python, "manage.py", "migrate", "-v", "0"], cwd=ROOT, env=env, check=True)
-    done = subprocess.run(
-        ["bash", "-euo", "pipefail", "-c", grading_flow()],
+    return subprocess.run(
+        ["bash", "-euo", "pipefail", "-c", grading_flow(marker)],
         cwd=ROOT,
         env=env,
         capture_output=True,
         text=True,
         check=False,
     )
+
+
+def test_the_readme_grading_flow_works_as_written(judge_server: FakeJudge, tmp_path: Path) -> None:
+    done = run_readme_block(MARKER, tmp_path / "flow.sqlite3", DEMO=str(tmp_path / "demo"))
     assert done.returncode == 0, done.stderr[-2000:]
     out = done.stdout
     assert "Summary: ingested 1, unchanged 0, updated 0, invalid 0, unreadable 0" in out
@@ -58,18 +65,7 @@ def test_the_readme_grades_a_stored_harbor_job_then_a_filter(
     judge_server: FakeJudge, tmp_path: Path
 ) -> None:
     jobs = lay_out(tmp_path / "jobs")
-    env = {k: v for k, v in os.environ.items() if k != "DATABASE_URL"}
-    env.update(SQLITE_PATH=str(tmp_path / "stored.sqlite3"), JOBS=str(jobs.root))
-    python = str(ROOT / ".venv" / "bin" / "python")
-    subprocess.run([python, "manage.py", "migrate", "-v", "0"], cwd=ROOT, env=env, check=True)
-    done = subprocess.run(
-        ["bash", "-euo", "pipefail", "-c", grading_flow(STORED_MARKER)],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    done = run_readme_block(STORED_MARKER, tmp_path / "stored.sqlite3", JOBS=str(jobs.root))
     assert done.returncode == 0, done.stderr[-2000:]
     out = done.stdout
     assert "Summary: ingested 2, unchanged 0, updated 0, invalid 0, unreadable 0" in out
