@@ -262,6 +262,8 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = int(os.environ.get("DATA_UPLOAD_MAX_MEMORY_SIZE", 
 # Limits that keep hostile artifacts from exhausting the importer (DESIGN §9).
 TRIALDESK_MAX_ARTIFACT_BYTES = int(os.environ.get("TRIALDESK_MAX_ARTIFACT_BYTES", str(8 << 20)))
 TRIALDESK_MAX_JSON_DEPTH = int(os.environ.get("TRIALDESK_MAX_JSON_DEPTH", "64"))
+# The share of queue hand-outs that offer a gold trial first (review.claims), 0 to 1.
+TRIALDESK_GOLD_RATE = min(1.0, max(0.0, float(os.environ.get("TRIALDESK_GOLD_RATE", "0.1"))))
 
 LOGGING = {
     "version": 1,

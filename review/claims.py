@@ -5,14 +5,21 @@ partial index `trial_unreviewed_idx`) and it matches the queue's filter (the exp
 TrialFilterForm, so a queue is "the unreviewed rows of that list, in that order"). Handing
 one out writes a Claim that expires after CLAIM_TTL; while it is live nobody else is given
 that trial. A reviewer holds one trial at a time, and asking again returns the same one.
+
+Gold trials (review.models.GoldLabel) are mixed in: each time a trial is handed out, with
+probability `TRIALDESK_GOLD_RATE`, a gold trial under the filter that the reviewer has not
+annotated comes first, whether or not others have reviewed it. Nothing on the page says which
+trials are gold; the reviewers page measures each reviewer against them.
 """
 
 from __future__ import annotations
 
+import random
 from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from django.conf import settings
 from django.contrib.auth.models import User
 from django.db import IntegrityError, connection, transaction
 from django.db.models import Count, Exists, OuterRef, Q, QuerySet, Subquery
@@ -20,7 +27,7 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from review.filtering.form import TrialFilterForm
-from review.models import Annotation, Claim
+from review.models import Annotation, Claim, GoldLabel
 from rewards.models import Trial
 
 CLAIM_TTL = timedelta(minutes=15)
@@ -62,6 +69,18 @@ def waiting_trials(form: TrialFilterForm, reviewer: User | None = None) -> Query
     return form.ordered(form.filter(waiting))
 
 
+def gold_for(reviewer: User, form: TrialFilterForm) -> QuerySet[Trial]:
+    """Gold trials under the filter that `reviewer` has not annotated yet, in the filter's order."""
+    gold = Trial.objects.filter(pk__in=GoldLabel.objects.current().values("trial"))
+    mine = Annotation.objects.filter(trial=OuterRef("pk"), reviewer=reviewer)
+    return form.ordered(form.filter(gold).exclude(Exists(mine)))
+
+
+def _offers_gold() -> bool:
+    rate = float(getattr(settings, "TRIALDESK_GOLD_RATE", 0.0))
+    return rate > 0 and random.random() < rate  # noqa: S311 - a mix, not a secret
+
+
 def current_claim(
     reviewer: User, form: TrialFilterForm, skip: Collection[int] = ()
 ) -> Claim | None:
@@ -73,8 +92,10 @@ def _own_live_claim(
     reviewer: User, form: TrialFilterForm, skip: Collection[int], now: datetime
 ) -> Claim | None:
     waiting = waiting_trials(form, reviewer).exclude(pk__in=list(skip)).order_by().values("pk")
+    gold = gold_for(reviewer, form).exclude(pk__in=list(skip)).order_by().values("pk")
     return (
-        Claim.objects.filter(reviewer=reviewer, expires_at__gt=now, trial__in=waiting)
+        Claim.objects.filter(Q(trial__in=waiting) | Q(trial__in=gold))
+        .filter(reviewer=reviewer, expires_at__gt=now)
         .select_related("trial__job", "trial__task")
         .defer("trial__job__config", "trial__job__stats")
         .order_by("-claimed_at", "-id")
@@ -107,34 +128,59 @@ def claim_next(reviewer: User, form: TrialFilterForm, skip: Collection[int] = ()
         # One trial at a time: whatever else this reviewer holds goes back, and leases that
         # have run out are swept, so their trials can be handed out again.
         Claim.objects.filter(Q(reviewer=reviewer) | Q(expires_at__lte=now)).delete()
-        candidates = (
-            waiting_trials(form, reviewer)
-            .exclude(pk__in=list(skip))
-            .exclude(Exists(Claim.objects.filter(trial=OuterRef("pk"))))
-        )
-        if connection.features.has_select_for_update_skip_locked:
-            candidates = candidates.select_for_update(skip_locked=True, of=("self",))
-        refused: list[int] = []
-        for _ in range(CLAIM_ATTEMPTS):
-            # A model row, not values_list(): FOR UPDATE OF needs the model's columns to
-            # name the trial table; without them PostgreSQL would lock the joined rows too.
-            candidate = candidates.exclude(pk__in=refused).only("pk").first()
-            if candidate is None:
-                return None
-            trial_id = candidate.pk
-            try:
-                with transaction.atomic():
-                    claim = Claim.objects.create(
-                        trial_id=trial_id,
-                        reviewer=reviewer,
-                        claimed_at=now,
-                        expires_at=now + CLAIM_TTL,
-                    )
-            except IntegrityError:
-                refused.append(trial_id)
-                continue
-            return claim
+        sources = [waiting_trials(form, reviewer)]
+        if _offers_gold():
+            sources.insert(0, gold_for(reviewer, form))
+        for source in sources:
+            claim = _lease_first(reviewer, source, skip, now)
+            if claim is not None:
+                return claim
     return None
+
+
+def _lease_first(
+    reviewer: User, trials: QuerySet[Trial], skip: Collection[int], now: datetime
+) -> Claim | None:
+    """Lease the first of `trials` that nobody holds; None when there is none."""
+    candidates = trials.exclude(pk__in=list(skip)).exclude(
+        Exists(Claim.objects.filter(trial=OuterRef("pk")))
+    )
+    if connection.features.has_select_for_update_skip_locked:
+        candidates = candidates.select_for_update(skip_locked=True, of=("self",))
+    refused: list[int] = []
+    for _ in range(CLAIM_ATTEMPTS):
+        # A model row, not values_list(): FOR UPDATE OF needs the model's columns to
+        # name the trial table; without them PostgreSQL would lock the joined rows too.
+        candidate = candidates.exclude(pk__in=refused).only("pk").first()
+        if candidate is None:
+            return None
+        trial_id = candidate.pk
+        try:
+            with transaction.atomic():
+                claim = Claim.objects.create(
+                    trial_id=trial_id,
+                    reviewer=reviewer,
+                    claimed_at=now,
+                    expires_at=now + CLAIM_TTL,
+                )
+        except IntegrityError:
+            refused.append(trial_id)
+            continue
+        return claim
+    return None
+
+
+def seconds_since_claimed(reviewer: User, trial_id: int) -> int | None:
+    """How long `reviewer` has held the queue's lease on the trial (time to review), or None
+    when they are not reviewing it from the queue."""
+    claimed_at = (
+        Claim.objects.filter(reviewer=reviewer, trial_id=trial_id)
+        .values_list("claimed_at", flat=True)
+        .first()
+    )
+    if claimed_at is None:
+        return None
+    return max(0, int((timezone.now() - claimed_at).total_seconds()))
 
 
 def release(reviewer: User, trial_id: int) -> bool:

@@ -456,6 +456,8 @@ def annotation_record(annotation: Annotation) -> AnnotationRecord:
         notes=annotation.notes or None,
         reward_seen=annotation.reward_seen,
         judge_verdict_seen=annotation.judge_verdict_seen,
+        seconds_to_review=annotation.seconds_to_review,
+        guideline_version=annotation.guideline_version,
     )
 
 
@@ -497,6 +499,12 @@ ANNOTATION_COLUMNS = (
     ("notes", "notes", "free text"),
     ("reward_seen", "reward_seen", "the reward the reviewer saw"),
     ("judge_verdict_seen", "judge_verdict_seen", "the judge verdict the reviewer saw"),
+    (
+        "seconds_to_review",
+        "seconds_to_review",
+        "from the queue handing the trial out; empty outside it",
+    ),
+    ("guideline_version", "guideline_version", "the queue's guidelines it was made under"),
     ("reward", "trial__reward", "the trial's reward now"),
 )
 

@@ -17,7 +17,7 @@ from django.http import QueryDict
 
 from review.filtering.fields import JobChoices, JobSelect, rendered_key
 from review.filtering.form import TrialFilterForm
-from review.models import Annotation, SavedView
+from review.models import Annotation, GoldLabel, SavedView
 from review.science import agreement
 from rewards.models import Job
 
@@ -229,3 +229,64 @@ class CompareForm(forms.Form):
         if a is not None and a == b:
             self.add_error("b", "Choose two different runs.")
         return cleaned
+
+
+class GoldLabelForm(forms.Form):
+    """Staff mark a trial as gold (or retire it) with a reference judgment and a rationale."""
+
+    reference = forms.ChoiceField(choices=GoldLabel.Reference.choices, widget=forms.RadioSelect)
+    rationale = forms.CharField(
+        max_length=5000,
+        strip=True,
+        widget=forms.Textarea(attrs={"rows": 3}),
+        help_text="Why this is the right judgment; reviewers never see it.",
+    )
+
+
+# Guidelines are read in the review pane, beside the trial: long enough for a page of rules.
+MAX_GUIDELINES = 20_000
+MAX_CATEGORY_DEFINITIONS = 50
+
+
+class GuidelinesForm(forms.Form):
+    """A saved view's guidelines (markdown) and category definitions, one `name: definition`
+    per line."""
+
+    guidelines = forms.CharField(
+        required=False, max_length=MAX_GUIDELINES, widget=forms.Textarea(attrs={"rows": 8})
+    )
+    category_definitions = forms.CharField(
+        required=False,
+        max_length=MAX_GUIDELINES,
+        label="Category definitions",
+        widget=forms.Textarea(
+            attrs={"rows": 4, "placeholder": "tests-edited: the agent changed a test"}
+        ),
+        help_text="One per line: the category, a colon, what it means.",
+    )
+
+    @staticmethod
+    def lines_of(definitions: list[list[str]]) -> str:
+        return "\n".join(f"{name}: {meaning}" for name, meaning in definitions)
+
+    def clean_category_definitions(self) -> list[list[str]]:
+        definitions: list[list[str]] = []
+        seen: set[str] = set()
+        for number, line in enumerate(self.cleaned_data["category_definitions"].splitlines(), 1):
+            if not line.strip():
+                continue
+            name, colon, meaning = line.partition(":")
+            name, meaning = name.strip(), meaning.strip()
+            if not colon or not name or not meaning:
+                raise forms.ValidationError(
+                    f"Line {number} is not “category: definition”.", code="format"
+                )
+            if len(name) > 100:
+                raise forms.ValidationError(f"Line {number}: the category is over 100 characters.")
+            if name in seen:
+                raise forms.ValidationError(f"Line {number}: “{name}” is defined twice.")
+            seen.add(name)
+            definitions.append([name, meaning])
+        if len(definitions) > MAX_CATEGORY_DEFINITIONS:
+            raise forms.ValidationError(f"At most {MAX_CATEGORY_DEFINITIONS} categories.")
+        return definitions

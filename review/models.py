@@ -12,13 +12,15 @@ was reviewed stays. Re-ingesting a trial never deletes it, so ingestion is unaff
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
 from django.db import models, transaction
-from django.db.models import Q
+from django.db.models import OuterRef, Q, Subquery
 from django.utils import timezone
 
 from rewards.models import Trial
@@ -92,6 +94,13 @@ class Annotation(models.Model):
     # Made in blind review: the reward, the judge verdict and other reviewers' annotations
     # were hidden until it was submitted (so reward_seen and judge_verdict_seen are empty).
     blind = models.BooleanField(default=False)
+    # Seconds from the queue handing the trial to the reviewer to this annotation; None when
+    # it was not made from the queue (the trial page, the API, an ingested bundle).
+    seconds_to_review = models.PositiveIntegerField(null=True, blank=True)
+    # The guidelines the reviewer worked under: the queue's saved view's `guideline_version`;
+    # None when there were none. Both columns are nullable so that SQLite adds them in place:
+    # rebuilding this table would drop its append-only and tally triggers.
+    guideline_version = models.CharField(max_length=40, null=True, blank=True)  # noqa: DJ001
 
     objects = AnnotationQuerySet.as_manager()
 
@@ -473,6 +482,8 @@ def add_annotation(
     notes: str = "",
     reviewer_discipline: str = "",
     blind: bool = False,
+    seconds_to_review: int | None = None,
+    guideline_version: str | None = None,
 ) -> Annotation:
     """Record one reviewer's judgment and bring the trial's human summary up to date.
 
@@ -496,6 +507,8 @@ def add_annotation(
             reward_seen=None if blind else trial.reward,
             judge_verdict_seen="" if blind else trial.judge_verdict,
             blind=blind,
+            seconds_to_review=seconds_to_review,
+            guideline_version=guideline_version,
         )
         refresh_human_summary(trial)
     return annotation
@@ -576,7 +589,13 @@ class ReviewerProfile(models.Model):
 
 
 class SavedView(models.Model):
-    """A named explorer filter: the query string as the explorer's URL holds it."""
+    """A named explorer filter: the query string as the explorer's URL holds it.
+
+    A saved view is also a review queue; its owner may give it guidelines (markdown, shown
+    sanitised in the review pane) and category definitions. Each annotation made in the queue
+    is stamped with `guideline_version`, so a later change of the guidelines is visible in
+    the record.
+    """
 
     name = models.CharField(max_length=100)
     owner = models.ForeignKey(
@@ -585,6 +604,9 @@ class SavedView(models.Model):
     query_string = models.TextField(blank=True)
     shared = models.BooleanField(default=False)
     created_at = models.DateTimeField(default=timezone.now)
+    guidelines = models.TextField(blank=True)
+    # [[category, definition], ...] in the order the review pane lists them.
+    category_definitions = models.JSONField(default=list, blank=True)
 
     class Meta:
         ordering = ["name", "id"]
@@ -600,6 +622,83 @@ class SavedView(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+    @property
+    def guideline_version(self) -> str:
+        """`guide-<sha256[:12]>` of the guidelines and definitions; "" when there are none."""
+        if not self.guidelines.strip() and not self.category_definitions:
+            return ""
+        content = json.dumps([self.guidelines, self.category_definitions], sort_keys=True)
+        return "guide-" + hashlib.sha256(content.encode()).hexdigest()[:12]
+
+
+class GoldLabelQuerySet(models.QuerySet["GoldLabel"]):
+    def update(self, **kwargs: Any) -> int:
+        raise AppendOnlyError("gold labels are append-only: add a newer one instead")
+
+    def delete(self) -> tuple[int, dict[str, int]]:
+        raise AppendOnlyError("gold labels are append-only: they cannot be deleted")
+
+    def bulk_update(self, objs: Any, fields: Any, batch_size: int | None = None) -> int:
+        raise AppendOnlyError("gold labels are append-only: add a newer one instead")
+
+    def current(self) -> GoldLabelQuerySet:
+        """Each gold trial's latest label, retired ones left out: the reference that counts."""
+        latest = (
+            GoldLabel.objects.filter(trial=OuterRef("trial"))
+            .order_by("-created_at", "-id")
+            .values("pk")[:1]
+        )
+        return self.filter(pk=Subquery(latest)).exclude(reference=GoldLabel.Reference.RETIRED)
+
+
+class GoldLabel(models.Model):
+    """A gold trial: staff's reference judgment, with its rationale.
+
+    Reviewers are measured against it (review.science.reviewers) and the queue mixes gold
+    trials in without saying which (review.claims). Append-only like annotations: a newer
+    label changes the reference, a `retired` one takes the trial out of the gold set.
+    """
+
+    class Reference(models.TextChoices):
+        PASS = "pass", "pass"
+        FAIL = "fail", "fail"
+        RETIRED = "retired", "no longer gold"
+
+    trial = models.ForeignKey(Trial, on_delete=models.PROTECT, related_name="gold_labels")
+    reference = models.CharField(max_length=8, choices=Reference.choices)
+    rationale = models.TextField()
+    author = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="gold_labels"
+    )
+    created_at = models.DateTimeField(default=timezone.now)
+
+    objects = GoldLabelQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["created_at", "id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(reference__in=["pass", "fail", "retired"]),
+                name="goldlabel_reference_valid",
+            ),
+            models.CheckConstraint(condition=~Q(rationale=""), name="goldlabel_rationale_required"),
+        ]
+        indexes = [
+            # A trial's latest label (the current reference), newest first.
+            models.Index(fields=["trial", "-created_at", "-id"], name="goldlabel_trial_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"gold {self.reference} on trial {self.trial_id}"
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        if not self._state.adding:
+            raise AppendOnlyError("gold labels are append-only: add a newer one instead")
+        super().save(*args, **kwargs)
+
+    def delete(self, *args: Any, **kwargs: Any) -> tuple[int, dict[str, int]]:
+        raise AppendOnlyError("gold labels are append-only: they cannot be deleted")
 
 
 class Claim(models.Model):

@@ -64,6 +64,8 @@ def store_bundle_annotations(
                 notes=record.notes or "",
                 reward_seen=record.reward_seen,
                 judge_verdict_seen=record.judge_verdict_seen,
+                seconds_to_review=record.seconds_to_review,
+                guideline_version=record.guideline_version,
             )
         )
     if new:

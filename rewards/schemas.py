@@ -152,6 +152,10 @@ class Annotation(StrictModel):
     notes: str | None = None
     reward_seen: float | None = None
     judge_verdict_seen: Literal["PASS", "FAIL", "UNPARSEABLE", ""] = ""
+    # How it was made in a review queue: the time from the trial being handed out, and the
+    # version of the queue's guidelines (Trialdesk's own bundles carry them).
+    seconds_to_review: int | None = Field(default=None, ge=0, le=2**31 - 1)
+    guideline_version: Annotated[str, Field(max_length=40)] | None = None
 
 
 class EvaluationResult(StrictModel):

@@ -94,8 +94,19 @@ def purge_review_data() -> None:
 
     from django.db import connection
 
-    from review.models import Adjudication, Annotation, JudgmentTally, LatestJudgment, PairTally
+    from review.models import (
+        Adjudication,
+        Annotation,
+        GoldLabel,
+        JudgmentTally,
+        LatestJudgment,
+        PairTally,
+    )
+    from rewards import append_only
     from rewards.models import Job, Task
+
+    # Append-only tables made by `rewards.append_only` (migrations after review 0011).
+    later = [GoldLabel._meta.db_table]
 
     migrations = [
         importlib.import_module("review.migrations.0002_annotation_append_only"),
@@ -103,12 +114,28 @@ def purge_review_data() -> None:
     ]
     for migration in migrations:
         migration.drop_triggers(connection)
+    for table in later:
+        append_only.drop_triggers(connection, table)
     try:
         with connection.cursor() as cursor:
-            for model in (PairTally, JudgmentTally, LatestJudgment, Adjudication, Annotation):
-                cursor.execute(f"DELETE FROM {model._meta.db_table}")  # noqa: S608
+            for table in (
+                *later,
+                *(
+                    model._meta.db_table
+                    for model in (
+                        PairTally,
+                        JudgmentTally,
+                        LatestJudgment,
+                        Adjudication,
+                        Annotation,
+                    )
+                ),
+            ):
+                cursor.execute(f"DELETE FROM {table}")  # noqa: S608
         Job.objects.all().delete()
         Task.objects.all().delete()
     finally:
         for migration in migrations:
             migration.create_triggers(connection)
+        for table in later:
+            append_only.create_triggers(connection, table)

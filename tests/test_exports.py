@@ -299,9 +299,24 @@ def test_jsonl_export_ingests_into_an_empty_database_and_exports_identically(
         bundle(name="r-2", annotations=[annotation("carol", "fail")]),
         hostile_bundle(),
     )
-    add_annotation(trial_id=trials[0].pk, reviewer=make_user("bob", "reviewer"), judgment="pass")
+    add_annotation(
+        trial_id=trials[0].pk,
+        reviewer=make_user("bob", "reviewer"),
+        judgment="pass",
+        seconds_to_review=95,
+        guideline_version="guide-0123456789ab",
+    )
     first = tmp_path / "first.jsonl"
     call_command("export", format="jsonl", output=str(first), verbosity=0)
+    stamped = [
+        note
+        for line in first.read_text().splitlines()
+        for note in json.loads(line)["annotations"]
+        if note["reviewer_id"] == "bob"
+    ]
+    assert [(n["seconds_to_review"], n["guideline_version"]) for n in stamped] == [
+        (95, "guide-0123456789ab")
+    ]
 
     purge_review_data()
     User.objects.filter(username__in=["bob", "carol"]).delete()
@@ -322,8 +337,21 @@ def test_annotations_export_has_one_row_per_annotation(client: Client, analyst: 
     add_annotation(trial_id=first.pk, reviewer=bob, judgment="fail", categories=["x", "=y"])
     add_annotation(trial_id=first.pk, reviewer=bob, judgment="pass", notes="=HYPERLINK(1)")
     add_annotation(trial_id=second.pk, reviewer=bob, judgment="defer")
+    add_annotation(
+        trial_id=first.pk,
+        reviewer=make_user("ann", "reviewer"),
+        judgment="fail",
+        seconds_to_review=42,
+        guideline_version="guide-aaaaaaaaaaaa",
+    )
 
     rows = _csv_rows(_body(client.get("/export/annotations.csv?q=a-1")))
+    stamped = rows.pop()
+    assert (stamped["seconds_to_review"], stamped["guideline_version"]) == (
+        "42",
+        "guide-aaaaaaaaaaaa",
+    )
+    assert (rows[0]["seconds_to_review"], rows[0]["guideline_version"]) == ("", "")
 
     assert [(r["trial"], r["judgment"]) for r in rows] == [("a-1", "fail"), ("a-1", "pass")]
     assert rows[0]["categories"] == "x; =y"

@@ -315,7 +315,7 @@ def test_every_filter_has_a_place_in_the_sidebar() -> None:
     form = TrialFilterForm({})
     grouped = [name for _, names in form.FIELDSETS for name in names]
     drawn_apart = {"q", "reward_min", "reward_max", "validity"}  # search box and reward range
-    not_filters = {"sort", "after", "overlap", "blind"}  # hidden state and queue settings
+    not_filters = {"sort", "after", "overlap", "blind", "view"}  # hidden state, queue settings
     assert len(grouped) == len(set(grouped))
     assert set(grouped) | drawn_apart | not_filters == set(form.fields)
     assert form.fieldsets[0][0] == "Run"

@@ -121,6 +121,12 @@ class AnnotationOut(Schema):
     reward_seen: float | None
     judge_verdict_seen: str
     blind: bool = Field(description="made in blind review, before anything was revealed")
+    seconds_to_review: int | None = Field(
+        description="seconds from the queue handing the trial out to this annotation"
+    )
+    guideline_version: str | None = Field(
+        description="the queue's guidelines it was made under (`guide-` and 12 hex digits)"
+    )
 
     @classmethod
     def of(cls, annotation: Annotation) -> AnnotationOut:
@@ -136,6 +142,8 @@ class AnnotationOut(Schema):
             reward_seen=annotation.reward_seen,
             judge_verdict_seen=annotation.judge_verdict_seen,
             blind=annotation.blind,
+            seconds_to_review=annotation.seconds_to_review,
+            guideline_version=annotation.guideline_version,
         )
 
 
@@ -159,6 +167,8 @@ def filter_parameters() -> list[dict[str, Any]]:
     parameters = []
     for name, field in TrialFilterForm.base_fields.items():
         if name == "after":  # the API calls it `cursor`
+            continue
+        if name == "view":  # the queue's saved view: a page's setting, not a filter
             continue
         schema: dict[str, Any]
         if isinstance(field, forms.ModelChoiceField):

@@ -116,7 +116,7 @@ REVIEWER_JUDGMENT_CHOICES = [(ANY, "Any"), ("pass", "pass"), ("fail", "fail"), (
 
 # Parameters of the explorer's query string that narrow no trial: the sort, the page, and
 # the queue's settings.
-_NOT_FILTERS = frozenset({"sort", "after", "overlap", "blind"})
+_NOT_FILTERS = frozenset({"sort", "after", "overlap", "blind", "view"})
 
 
 class TrialFilterForm(forms.Form):
@@ -189,6 +189,9 @@ class TrialFilterForm(forms.Form):
     # A queue setting too: blind review hides the reward, the judge verdict and the other
     # reviewers' annotations until the reviewer has submitted.
     blind = forms.ChoiceField(choices=BLIND_CHOICES, required=False, label="Blind review")
+    # The saved view a queue was opened from: its guidelines are shown in the review pane and
+    # their version stamped on each annotation (review.guidelines). Narrows nothing.
+    view = forms.IntegerField(required=False, min_value=1, widget=forms.HiddenInput)
     sort = forms.ChoiceField(choices=SORT_CHOICES, required=False, widget=forms.HiddenInput)
     after = forms.CharField(required=False, max_length=2000, widget=forms.HiddenInput)
 
@@ -513,7 +516,7 @@ class TrialFilterForm(forms.Form):
         described: list[tuple[str, str, str]] = []
         for name, field in self.fields.items():
             value = cleaned.get(name)
-            if name in {"sort", "after"} or value in (None, "", []):
+            if name in {"sort", "after", "view"} or value in (None, "", []):
                 continue
             if isinstance(value, list):
                 value = ", ".join(value)

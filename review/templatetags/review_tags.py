@@ -197,6 +197,7 @@ _NAV: tuple[tuple[str, str, frozenset[str], str], ...] = (
     ("Saved views", "review:saved-views", frozenset({"saved-views", "saved-view-create"}), ""),
     ("Jobs", "review:job-list", frozenset({"job-list", "job-detail"}), ""),
     ("Agreement", "review:agreement", frozenset({"agreement"}), ""),
+    ("Reviewers", "review:reviewers", frozenset({"reviewers"}), "annotate"),
     ("Compare", "review:compare", frozenset({"compare", "compare-trials"}), ""),
     (
         "Scenarios",

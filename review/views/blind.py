@@ -18,8 +18,10 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 
+from review import guidelines
 from review.filtering.form import TrialFilterForm
 from review.forms import STEP_KINDS, AnnotationForm
+from review.guidelines import ReviewStamp
 from review.http import HttpRequest
 from review.models import Annotation, ReviewerProfile, add_annotation
 from review.pages import presenters
@@ -93,6 +95,7 @@ def blind_review(request: HttpRequest, pk: int) -> HttpResponse:
         form = AnnotationForm(request.POST)
         if form.is_valid():
             data = form.cleaned_data
+            stamp = ReviewStamp.of(request.user, pk, TrialFilterForm(request.GET))
             add_annotation(
                 trial_id=pk,
                 reviewer=request.user,
@@ -102,6 +105,8 @@ def blind_review(request: HttpRequest, pk: int) -> HttpResponse:
                 reviewer_discipline=data["reviewer_discipline"],
                 # A reviewer who had already judged this trial had seen it revealed.
                 blind=not already,
+                seconds_to_review=stamp.seconds_to_review,
+                guideline_version=stamp.guideline_version,
             )
             messages.success(request, "Annotation saved. Here is everything about the trial.")
             return _revealed(pk, query)
@@ -120,6 +125,7 @@ def blind_review(request: HttpRequest, pk: int) -> HttpResponse:
     context: dict[str, Any] = {
         "trial": trial,
         "form": form,
+        "guide": guidelines.guide(request.user, TrialFilterForm(request.GET)),
         "detail": detail,
         "trajectory": trajectory,
         **_logs_without_trajectory(trial, trajectory),

@@ -15,7 +15,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 from django.views.decorators.vary import vary_on_headers
 
-from review.forms import SavedViewForm
+from review.forms import GuidelinesForm, SavedViewForm
 from review.http import HttpRequest, wants_fragment, with_query
 from review.models import SavedView
 from review.roles import browse_required, can_annotate
@@ -40,7 +40,20 @@ class ViewRow:
 
     @property
     def queue_url(self) -> str:
-        return with_query(reverse("review:queue"), self.view.query_string)
+        """The queue under the view's filter, knowing its view (for the guidelines)."""
+        query = QueryDict(self.view.query_string, mutable=True)
+        query["view"] = str(self.view.pk)
+        return with_query(reverse("review:queue"), query)
+
+    @property
+    def guidelines_form(self) -> GuidelinesForm:
+        return GuidelinesForm(
+            initial={
+                "guidelines": self.view.guidelines,
+                "category_definitions": GuidelinesForm.lines_of(self.view.category_definitions),
+            },
+            prefix=f"view-{self.view.pk}",
+        )
 
 
 def _rows(request: HttpRequest) -> tuple[list[ViewRow], list[ViewRow]]:
@@ -117,4 +130,25 @@ def saved_view_delete(request: HttpRequest, pk: int) -> HttpResponse:
         # The list item asked for its own removal (hx-swap="delete").
         return HttpResponse("")
     messages.success(request, f"Deleted the view “{name}”.")
+    return redirect("review:saved-views")
+
+
+@require_POST
+@login_required
+@browse_required
+def saved_view_guidelines(request: HttpRequest, pk: int) -> HttpResponse:
+    """Set the guidelines of one of the user's own views (its queue shows them)."""
+    view = get_object_or_404(_visible_views(request), pk=pk)
+    if view.owner_id != request.user.pk:
+        raise PermissionDenied
+    form = GuidelinesForm(request.POST, prefix=f"view-{view.pk}")
+    if not form.is_valid():
+        problems = "; ".join(str(e) for errors in form.errors.values() for e in errors)
+        messages.error(request, f"The guidelines of “{view.name}” were not saved: {problems}")
+        return redirect("review:saved-views")
+    view.guidelines = form.cleaned_data["guidelines"]
+    view.category_definitions = form.cleaned_data["category_definitions"]
+    view.save(update_fields=["guidelines", "category_definitions"])
+    version = view.guideline_version or "none"
+    messages.success(request, f"Saved the guidelines of “{view.name}” (version {version}).")
     return redirect("review:saved-views")

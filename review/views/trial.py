@@ -16,21 +16,29 @@ from django.utils.http import content_disposition_header, urlencode
 from django.views.decorators.http import require_GET, require_POST
 from django.views.decorators.vary import vary_on_headers
 
-from review import adjudication
+from review import adjudication, guidelines
 from review.filtering.form import TrialFilterForm
 from review.forms import (
     STEP_KIND_CHOICES,
     TAB_CHOICES,
     AnnotationForm,
+    GoldLabelForm,
     ScorerRowForm,
     TrialFileForm,
     TrialPageForm,
 )
+from review.guidelines import ReviewStamp
 from review.http import HttpRequest, wants_fragment
-from review.models import Annotation, ReviewerProfile, add_annotation
+from review.models import Annotation, GoldLabel, ReviewerProfile, add_annotation
 from review.pages import presenters
 from review.pages.navigation import TrialNav, trial_url
-from review.roles import annotate_required, browse_required, can_annotate, can_browse
+from review.roles import (
+    annotate_required,
+    browse_required,
+    can_annotate,
+    can_browse,
+    can_ingest,
+)
 from rewards import reports
 from rewards.ingest.files import ArtifactError
 from rewards.ingest.trial_files import TrialFolder, TrialFolderGone, step_order
@@ -235,6 +243,7 @@ def _annotations_context(
         "annotations": annotations,
         "verdicts": adjudication.verdicts(trial, annotations) if reviewed else [],
         "annotation_form": form if allowed else None,
+        "guide": guidelines.guide(request.user, TrialFilterForm(nav.filters)) if allowed else None,
         "can_annotate": allowed,
         "saved": saved,
         "nav": nav,
@@ -316,7 +325,21 @@ def _page_context(
         **tabs,
         "ingest_problems": presenters.ingest_problems(tabs["detail"]),
         **_annotations_context(request, trial, nav, form),
+        "gold": _gold_context(request, trial),
     }
+
+
+def _gold_context(request: HttpRequest, trial: Trial) -> dict[str, Any] | None:
+    """Staff's gold card: the trial's gold labels, oldest first, and the form. Nobody else
+    learns whether a trial is gold (the queue mixes gold trials in unannounced)."""
+    if not can_ingest(request.user):
+        return None
+    labels = list(
+        GoldLabel.objects.filter(trial_id=trial.pk)
+        .select_related("author")
+        .order_by("created_at", "id")
+    )
+    return {"labels": labels, "form": GoldLabelForm()}
 
 
 # --- views ---------------------------------------------------------------------------------
@@ -420,6 +443,7 @@ def annotate(request: HttpRequest, pk: int) -> HttpResponse:
         return render(request, TEMPLATE, _page_context(request, trial, state, nav, form))
 
     data = form.cleaned_data
+    stamp = ReviewStamp.of(request.user, trial.pk, filters)
     add_annotation(
         trial_id=trial.pk,
         reviewer=request.user,
@@ -427,6 +451,8 @@ def annotate(request: HttpRequest, pk: int) -> HttpResponse:
         categories=data["categories"],
         notes=data["notes"],
         reviewer_discipline=data["reviewer_discipline"],
+        seconds_to_review=stamp.seconds_to_review,
+        guideline_version=stamp.guideline_version,
     )
     if not fragment:
         messages.success(request, "Annotation saved.")
