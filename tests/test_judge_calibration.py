@@ -15,9 +15,9 @@ from django.test import Client
 from review import tokens
 from review.adjudication import adjudicate
 from review.models import CalibrationRule, add_annotation
-from review.science import calibration
+from review.science import calibration, judge_error
 from review.science.calibration import CALIBRATION, TEST, Version, part_of
-from rewards.models import JudgeVerdict, Trial
+from rewards.models import Job, JudgeVerdict, Trial
 from tests import review_factories as f
 
 pytestmark = pytest.mark.django_db
@@ -311,3 +311,108 @@ def test_the_page_runs_a_fixed_number_of_queries(
         _labelled(rita, "FAIL", "fail", model=f"judge-{i}", rubric=f"r{i}")
     with django_assert_num_queries(3):
         assert client.get("/calibration/").status_code == 200
+
+
+# --- corrected pass rates on the job page and in compare --------------------------------------
+def _run(name: str, passed: int, failed: int, model: str = "judge-1", rubric: str = "r1") -> Job:
+    f.write(
+        *(f.bundle(job=name, judges=[_judge("PASS", model, rubric)]) for _ in range(passed)),
+        *(f.bundle(job=name, judges=[_judge("FAIL", model, rubric)]) for _ in range(failed)),
+    )
+    return Job.objects.get(name=name)
+
+
+def test_an_admitted_version_corrects_the_jobs_pass_rate_by_its_calibration_part(
+    client: Client, rule: CalibrationRule, rita: User
+) -> None:
+    # Calibration part: TPR 15/18, TNR 12/18; the test part admits the version.
+    calib = [("PASS", "pass")] * 15 + [("FAIL", "pass")] * 3 + [("FAIL", "fail")] * 12
+    calib += [("PASS", "fail")] * 6
+    _make_parts(rita, test=[("PASS", "pass")] * 6 + [("FAIL", "fail")] * 6, calib=calib)
+    job = _run("run-b", passed=6, failed=4)
+    [rate] = calibration.job_corrected_rates([job])[job.pk]
+    assert (rate.version, rate.passed, rate.judged) == (Version("judge-1", "r1"), 6, 10)
+    assert rate.status == calibration.ADMITTED
+    assert rate.corrected is not None
+    # By hand: (0.6 + 4/6 - 1) / (5/6 + 4/6 - 1) = (4/15) / (1/2) = 8/15.
+    assert rate.corrected.estimate == pytest.approx(8 / 15)
+    assert rate.corrected == judge_error.corrected_pass_rate(6, 10, 15, 18, 12, 18)
+    f.login(client, "ann", "analyst")
+    html = client.get(f"/jobs/{job.pk}/").content.decode()
+    assert "Judge pass rate corrected for judge error" in html
+    assert "<strong>53%</strong>" in html
+    interval = rate.corrected.interval
+    assert interval is not None
+    assert f"[{interval.low * 100:.0f}%, {interval.high * 100:.0f}%]" in html
+
+
+def test_a_version_not_admitted_or_never_labelled_shows_the_reason_not_a_rate(
+    client: Client, rule: CalibrationRule, rita: User
+) -> None:
+    _make_parts(rita, test=[("PASS", "pass")] * 6 + [("FAIL", "fail")], calib=[])
+    job = _run("run-c", passed=3, failed=1)
+    _run("run-c", passed=2, failed=0, model="judge-9")
+    rates = calibration.job_corrected_rates([job])[job.pk]
+    assert [(str(r.version), r.passed, r.judged, r.corrected) for r in rates] == [
+        ("judge-1 · r1", 3, 4, None),
+        ("judge-9 · r1", 2, 2, None),
+    ]
+    assert rates[0].reason.startswith("too few labels: the test part has 6 human-pass")
+    assert rates[1].reason == "no labelled trials"
+    f.login(client, "ann", "analyst")
+    html = client.get(f"/jobs/{job.pk}/").content.decode()
+    assert "not corrected: too few labels" in html
+    assert "not corrected: no labelled trials" in html
+
+
+def test_a_corrected_rate_outside_the_unit_range_says_it_was_clamped(
+    client: Client, rule: CalibrationRule, rita: User
+) -> None:
+    # TPR 5/6 and TNR 4/6 on the calibration part: a run the judge passed 19 of 20 of
+    # implies (0.95 + 4/6 - 1) / (5/6 + 4/6 - 1) = 1.2333, shown as 100%.
+    calib = [("PASS", "pass")] * 5 + [("FAIL", "pass")] + [("FAIL", "fail")] * 4
+    calib += [("PASS", "fail")] * 2
+    _make_parts(rita, test=[("PASS", "pass")] * 6 + [("FAIL", "fail")] * 6, calib=calib)
+    job = _run("run-d", passed=19, failed=1)
+    [rate] = calibration.job_corrected_rates([job])[job.pk]
+    assert rate.corrected is not None
+    assert rate.corrected.clamped
+    f.login(client, "ann", "analyst")
+    html = client.get(f"/jobs/{job.pk}/").content.decode()
+    assert "clamped to [0, 1] from 1.233" in html
+
+
+def test_compare_shows_each_runs_corrected_rate(
+    client: Client, rule: CalibrationRule, rita: User
+) -> None:
+    _make_parts(rita, test=[("PASS", "pass")] * 6 + [("FAIL", "fail")] * 6, calib=[])
+    a = _run("run-a", passed=2, failed=2)
+    b = _run("run-b", passed=3, failed=1)
+    f.login(client, "ann", "analyst")
+    html = client.get(f"/compare/?a={a.pk}&b={b.pk}").content.decode()
+    assert "Judge pass rate corrected for judge error" in html
+    assert "A: run-a" in html
+    assert "B: run-b" in html
+    # Admitted, but the calibration part has no labels: the reason, not a number.
+    assert html.count("not corrected: calibration part: no labelled trials of one kind") == 2
+
+
+def test_the_job_pages_queries_do_not_grow_with_versions_or_labels(
+    client: Client,
+    rule: CalibrationRule,
+    rita: User,
+    django_assert_num_queries: Callable[..., Any],
+) -> None:
+    f.login(client, "ann", "analyst")
+    job = _run("run-e", passed=1, failed=1)
+    client.get(f"/jobs/{job.pk}/")  # the roles, into the cache
+    # 1 the user, 2 the job, 3 its tally rows, 4 first annotations by day, 5 its judged
+    # trials by judge version, 6 the rule, 7 those versions' labelled verdicts.
+    with django_assert_num_queries(7):
+        assert client.get(f"/jobs/{job.pk}/").status_code == 200
+    for i in range(4):
+        _run("run-e", passed=2, failed=1, model=f"other-{i}", rubric=f"r{i}")
+        _labelled(rita, "PASS", "pass", model=f"other-{i}", rubric=f"r{i}")
+    with django_assert_num_queries(7):
+        html = client.get(f"/jobs/{job.pk}/").content.decode()
+    assert html.count("not corrected:") == 5
