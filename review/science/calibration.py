@@ -246,7 +246,7 @@ def shown_versions(job: Job) -> list[tuple[Version, int, int]]:
     )
     return sorted(
         ((Version(model, rubric or ""), passed, judged) for model, rubric, passed, judged in rows),
-        key=lambda row: (-row[2], str(row[0])),
+        key=lambda row: (-row[2], str(row[0])),  # most judged first
     )
 
 
