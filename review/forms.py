@@ -17,7 +17,7 @@ from django.http import QueryDict
 
 from review.filtering.fields import JobChoices, JobSelect, rendered_key
 from review.filtering.form import TrialFilterForm
-from review.models import Annotation, GoldLabel, SavedView
+from review.models import Annotation, CalibrationRule, GoldLabel, SavedView
 from review.science import agreement
 from rewards.models import Job
 
@@ -290,3 +290,39 @@ class GuidelinesForm(forms.Form):
         if len(definitions) > MAX_CATEGORY_DEFINITIONS:
             raise forms.ValidationError(f"At most {MAX_CATEGORY_DEFINITIONS} categories.")
         return definitions
+
+
+class CalibrationRuleForm(forms.ModelForm[CalibrationRule]):
+    """The judge admission rule, as staff set it on the calibration page (never the salt)."""
+
+    class Meta:
+        model = CalibrationRule
+        fields = ["min_tpr_lower", "min_tnr_lower", "min_labelled"]
+        labels = {
+            "min_tpr_lower": "TPR lower bound at least",
+            "min_tnr_lower": "TNR lower bound at least",
+            "min_labelled": "Human-pass and human-fail trials in the test part, each at least",
+        }
+        widgets = {
+            "min_tpr_lower": forms.NumberInput(attrs={"min": 0, "max": 1, "step": "0.01"}),
+            "min_tnr_lower": forms.NumberInput(attrs={"min": 0, "max": 1, "step": "0.01"}),
+            "min_labelled": forms.NumberInput(attrs={"min": 1, "step": 1}),
+        }
+
+    def clean_min_tpr_lower(self) -> float:
+        return _unit(self.cleaned_data["min_tpr_lower"])
+
+    def clean_min_tnr_lower(self) -> float:
+        return _unit(self.cleaned_data["min_tnr_lower"])
+
+    def clean_min_labelled(self) -> int:
+        value: int = self.cleaned_data["min_labelled"]
+        if value < 1:
+            raise forms.ValidationError("At least one labelled trial of each kind.")
+        return value
+
+
+def _unit(value: float) -> float:
+    if not 0 <= value <= 1:
+        raise forms.ValidationError("A rate's bound is between 0 and 1.")
+    return value

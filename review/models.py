@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -765,3 +766,47 @@ class ApiToken(models.Model):
     @property
     def is_active(self) -> bool:
         return self.revoked_at is None
+
+
+class CalibrationRule(models.Model):
+    """The staff-set rule that admits a judge version (`review.science.calibration`).
+
+    One row (pk 1). A judge version (judge model and rubric version) is admitted when, on the
+    test part of its labelled trials, the lower bounds of its true positive and true negative
+    rates reach these thresholds and it has at least `min_labelled` human-pass and as many
+    human-fail trials. `split_salt` decides which part each labelled trial is in: it is made
+    once, the first time the rule is read, and never changes (no form offers it), so a
+    trial's part never changes either.
+    """
+
+    min_tpr_lower = models.FloatField(default=0.8)
+    min_tnr_lower = models.FloatField(default=0.8)
+    min_labelled = models.PositiveIntegerField(default=20)
+    split_salt = models.CharField(max_length=64)
+    updated_at = models.DateTimeField(default=timezone.now)
+    updated_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(condition=Q(id=1), name="calibrationrule_single_row"),
+            models.CheckConstraint(
+                condition=Q(min_tpr_lower__gte=0, min_tpr_lower__lte=1)
+                & Q(min_tnr_lower__gte=0, min_tnr_lower__lte=1),
+                name="calibrationrule_thresholds_in_unit_range",
+            ),
+            models.CheckConstraint(condition=~Q(split_salt=""), name="calibrationrule_salt_set"),
+        ]
+
+    def __str__(self) -> str:
+        return (
+            f"TPR ≥ {self.min_tpr_lower}, TNR ≥ {self.min_tnr_lower}, "
+            f"{self.min_labelled} of each label"
+        )
+
+    @classmethod
+    def current(cls) -> CalibrationRule:
+        """The rule, made with its defaults and a new salt the first time (one query after)."""
+        rule, _ = cls.objects.get_or_create(pk=1, defaults={"split_salt": secrets.token_hex(16)})
+        return rule

@@ -73,6 +73,11 @@ def can_adjudicate(user: AbstractBaseUser | AnonymousUser) -> bool:
     return user.is_authenticated and (_is_staff(user) or EXPERT in roles_of(user))
 
 
+def can_see_calibration(user: AbstractBaseUser | AnonymousUser) -> bool:
+    """Judge calibration and its admission rule: experts and staff (staff edit the rule)."""
+    return can_adjudicate(user)
+
+
 def can_export(user: AbstractBaseUser | AnonymousUser) -> bool:
     """Exports take everything out at once: analysts and staff only."""
     return user.is_authenticated and (_is_staff(user) or ANALYST in roles_of(user))
@@ -117,3 +122,4 @@ export_required = require_role(can_export)
 # Scenarios, grading and re-judging change what every reviewer sees: staff only.
 staff_required = require_role(can_ingest)
 adjudicate_required = require_role(can_adjudicate)
+calibration_required = require_role(can_see_calibration)

@@ -18,7 +18,7 @@ import pytest
 from django.test import Client
 from pytest_django import DjangoAssertNumQueries
 
-from review.models import add_annotation
+from review.models import CalibrationRule, add_annotation
 from review.science import compare
 from rewards.models import Job, Trial
 from tests import review_factories as f
@@ -125,10 +125,13 @@ def test_compare_page_shows_the_figures_in_a_fixed_number_of_queries(
 ) -> None:
     a, b = runs
     f.login(client, "ann", "analyst")
+    CalibrationRule.current()  # made on the first read of any calibration (a write)
     # the user, their role groups, job A, job B (form), the two runs' tallies summed
     # per task, the flipped tasks' first trials, and the job selects' choices with their
-    # agents, models and datasets (two queries, read once, then cached).
-    with django_assert_num_queries(8):
+    # agents, models and datasets (two queries, read once, then cached); then each run's
+    # judged trials counted by judge version (two), the calibration rule and those
+    # versions' verdicts of labelled trials.
+    with django_assert_num_queries(12):
         response = client.get(f"/compare/?a={a.pk}&b={b.pk}")
     html = response.content.decode()
     assert response.status_code == 200

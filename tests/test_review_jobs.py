@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from django.test import Client
 
-from review.models import add_annotation
+from review.models import CalibrationRule, add_annotation
 from review.science import stats
 from rewards.models import Job, Trial
 from tests import review_factories as f
@@ -138,10 +138,12 @@ def test_jobs_pages_run_a_fixed_number_of_queries(
     # rows' agents, models and datasets.
     with django_assert_num_queries(5):
         assert client.get("/jobs/").status_code == 200
+    CalibrationRule.current()  # made on the first read of any calibration (a write)
     # 1 the user, 2 the job, 3 its kept tally rows (totals, by task, by agent and model,
-    # failure modes, the histogram: all added up from them), 4 first annotations by day;
-    # the roles from the cache.
-    with django_assert_num_queries(4):
+    # failure modes, the histogram: all added up from them), 4 first annotations by day,
+    # 5 its judged trials counted by judge version, 6 the calibration rule, 7 those
+    # versions' verdicts of labelled trials; the roles from the cache.
+    with django_assert_num_queries(7):
         assert client.get(f"/jobs/{job.pk}/").status_code == 200
 
 

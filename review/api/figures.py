@@ -12,11 +12,12 @@ from review.api.ninja import (
     ERRORS,
     ErrorOut,
     browse_auth,
+    calibration_auth,
 )
 from review.api.trials import filter_parameters
 from review.filtering.form import TrialFilterForm
 from review.forms import AgreementForm, CompareForm
-from review.science import agreement, compare, figures
+from review.science import agreement, calibration, compare, figures
 
 # --- agreement and comparison ----------------------------------------------------------------
 router = Router(tags=["figures"], auth=browse_auth)
@@ -80,3 +81,16 @@ def get_comparison(request: HttpRequest) -> dict[str, Any]:
     if not form.is_valid():
         raise _form_errors(form.errors)
     return figures.compare_dict(compare.compare(form.cleaned_data["a"], form.cleaned_data["b"]))
+
+
+@router.get(
+    "/calibration",
+    auth=calibration_auth,
+    response={200: dict[str, Any], **ERRORS},
+    summary="Judge calibration: each judge version against the humans",
+)
+def get_calibration(request: HttpRequest) -> dict[str, Any]:
+    """Per judge model and rubric version, on the calibration and test parts of the labelled
+    trials: the confusion counts, TPR and TNR with 95% Wilson intervals, and the status under
+    the admission rule (decided on the test part). Experts and staff."""
+    return calibration.report_dict(calibration.report())

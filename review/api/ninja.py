@@ -26,7 +26,7 @@ from ninja.security.http import HttpBearer
 from pydantic import ConfigDict
 
 from review import tokens
-from review.roles import can_annotate, can_browse, can_ingest
+from review.roles import can_annotate, can_browse, can_ingest, can_see_calibration
 
 log = logging.getLogger(__name__)
 
@@ -69,6 +69,7 @@ class TokenAuth(HttpBearer):
 browse_auth = TokenAuth(can_browse)
 annotate_auth = TokenAuth(can_annotate)
 staff_auth = TokenAuth(can_ingest)
+calibration_auth = TokenAuth(can_see_calibration)
 
 
 def user_of(request: HttpRequest) -> User:

@@ -175,6 +175,7 @@ def permissions_of(user: AbstractBaseUser | AnonymousUser) -> dict[str, bool]:
     return {
         "annotate": roles.can_annotate(user),
         "adjudicate": roles.can_adjudicate(user),
+        "calibration": roles.can_see_calibration(user),
         "manage": roles.can_ingest(user),
     }
 
@@ -199,6 +200,7 @@ _NAV: tuple[tuple[str, str, frozenset[str], str], ...] = (
     ("Agreement", "review:agreement", frozenset({"agreement"}), ""),
     ("Reviewers", "review:reviewers", frozenset({"reviewers"}), "annotate"),
     ("Compare", "review:compare", frozenset({"compare", "compare-trials"}), ""),
+    ("Calibration", "review:calibration", frozenset({"calibration"}), "calibration"),
     (
         "Scenarios",
         "review:scenario-list",

@@ -13,7 +13,7 @@ from review.forms import STEP_KINDS, CompareForm
 from review.http import HttpRequest
 from review.pages import presenters
 from review.roles import browse_required
-from review.science import compare, figures
+from review.science import calibration, compare, figures
 from rewards.models import JudgeVerdict, ScorerResult, Trial, TrialDetail
 
 
@@ -25,10 +25,18 @@ def compare_runs(request: HttpRequest) -> HttpResponse:
     result = (
         compare.compare(form.cleaned_data["a"], form.cleaned_data["b"]) if form.is_valid() else None
     )
+    corrected = calibration.job_corrected_rates([result.a, result.b]) if result else {}
     return render(
         request,
         "review/compare.html",
-        {"form": form, "result": result, "max_flips": compare.MAX_FLIPS},
+        {
+            "form": form,
+            "result": result,
+            "max_flips": compare.MAX_FLIPS,
+            "corrected": [
+                (job, corrected[job.pk]) for job in ((result.a, result.b) if result else ())
+            ],
+        },
     )
 
 

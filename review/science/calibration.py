@@ -1,0 +1,376 @@
+"""Judge calibration: each judge version against the humans, its admission, and pass rates
+corrected for its errors (the formulas are in `review.science.judge_error`).
+
+- **A judge version** is a judge model and a rubric version, as each verdict records them
+  (`JudgeVerdict.judge_model`, `rubric_version`; an ingested verdict may have no rubric version).
+- **The human reference** of a trial is its human judgment (`Trial.human_judgment`, kept by
+  `review.models.refresh_human_summary`): the latest adjudicated verdict where there is one,
+  else the reviewers' latest judgments when they agree (defers abstain). A trial whose
+  reviewers disagree and are not adjudicated, or only deferred, is not labelled.
+- **A labelled trial** counts once per judge version that decided it (PASS or FAIL; that
+  version's latest decided verdict of the trial). Positive is PASS: the true positive rate
+  (TPR) is the share of human-pass trials the judge passed, the true negative rate (TNR) the
+  share of human-fail trials it failed.
+- **The split**: each labelled trial is in the calibration part or the test part, by a hash
+  of its id with the rule's salt (`CalibrationRule.split_salt`, made once). A hash rather than
+  a row written when a trial is first labelled: trials are labelled by annotations from the
+  page, the API, bundles and adjudications, and a hash needs no hook in any of them, yet
+  gives each trial one part for good. The salt keeps the parts from being predictable from
+  trial ids. About half the trials fall in each part.
+- **Status** is decided on the test part only, so a rule tuned while looking at the
+  calibration figures is still checked on trials it did not see: *too few labels* unless
+  there are `min_labelled` human-pass and as many human-fail trials, else *admitted* when
+  the lower bounds of TPR and TNR (Wilson, 95%) reach the rule's thresholds, else *not
+  admitted*.
+- **The correction** uses the calibration part's TPR and TNR (the test part having been
+  spent on the admission), for an admitted version only.
+
+Reading: one query for the rule and one for every decided verdict of a labelled trial (driven
+by `TrialReviewed`, which holds only reviewed trials), then Python counts. The labelled trials
+are what people reviewed, thousands rather than millions.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from django.db.models import Count, OuterRef, Q, Subquery
+
+from review.models import CalibrationRule, TrialReviewed
+from review.science import judge_error
+from rewards.agreement import Interval
+from rewards.models import HumanJudgment, Job, JudgeVerdict, Trial
+
+CALIBRATION = "calibration"
+TEST = "test"
+
+ADMITTED = "admitted"
+NOT_ADMITTED = "not admitted"
+TOO_FEW = "too few labels"
+
+_HUMAN_DECIDED = (HumanJudgment.PASS, HumanJudgment.FAIL)
+_JUDGE_DECIDED = (JudgeVerdict.Outcome.PASS, JudgeVerdict.Outcome.FAIL)
+
+
+def part_of(trial_id: int, salt: str) -> str:
+    """The part a labelled trial is in, for good: the first 64 bits of sha256(salt:id),
+    below half the range for calibration."""
+    digest = hashlib.sha256(f"{salt}:{trial_id}".encode()).digest()
+    return CALIBRATION if int.from_bytes(digest[:8], "big") < 2**63 else TEST
+
+
+@dataclass(frozen=True)
+class Version:
+    judge_model: str
+    rubric_version: str
+
+    def __str__(self) -> str:
+        return (
+            f"{self.judge_model or '(no model)'} · {self.rubric_version or '(no rubric version)'}"
+        )
+
+
+@dataclass
+class Confusion:
+    """A judge version against the human reference: PASS is positive."""
+
+    true_pos: int = 0  # judge PASS, human pass
+    false_neg: int = 0  # judge FAIL, human pass
+    true_neg: int = 0  # judge FAIL, human fail
+    false_pos: int = 0  # judge PASS, human fail
+
+    def add(self, judge: str, human: str) -> None:
+        if human == HumanJudgment.PASS:
+            if judge == JudgeVerdict.Outcome.PASS:
+                self.true_pos += 1
+            else:
+                self.false_neg += 1
+        elif judge == JudgeVerdict.Outcome.FAIL:
+            self.true_neg += 1
+        else:
+            self.false_pos += 1
+
+    @property
+    def positives(self) -> int:
+        return self.true_pos + self.false_neg
+
+    @property
+    def negatives(self) -> int:
+        return self.true_neg + self.false_pos
+
+    @property
+    def n(self) -> int:
+        return self.positives + self.negatives
+
+    @property
+    def tpr(self) -> float | None:
+        return self.true_pos / self.positives if self.positives else None
+
+    @property
+    def tnr(self) -> float | None:
+        return self.true_neg / self.negatives if self.negatives else None
+
+    @property
+    def tpr_interval(self) -> Interval | None:
+        return judge_error.wilson_interval(self.true_pos, self.positives)
+
+    @property
+    def tnr_interval(self) -> Interval | None:
+        return judge_error.wilson_interval(self.true_neg, self.negatives)
+
+
+@dataclass
+class Calibration:
+    """One judge version's figures on each part and its status under the rule."""
+
+    version: Version
+    calibration: Confusion = field(default_factory=Confusion)
+    test: Confusion = field(default_factory=Confusion)
+    status: str = TOO_FEW
+    reason: str = ""
+
+    @property
+    def admitted(self) -> bool:
+        return self.status == ADMITTED
+
+    def judge(self, rule: CalibrationRule) -> None:
+        """Set the status from the test part under `rule`."""
+        test = self.test
+        if test.positives < rule.min_labelled or test.negatives < rule.min_labelled:
+            self.status = TOO_FEW
+            self.reason = (
+                f"the test part has {test.positives} human-pass and {test.negatives} "
+                f"human-fail trials; the rule asks for {rule.min_labelled} of each"
+            )
+            return
+        tpr, tnr = test.tpr_interval, test.tnr_interval
+        # Both kinds have trials here, so both rates have an interval.
+        assert tpr is not None
+        assert tnr is not None
+        short = []
+        if tpr.low < rule.min_tpr_lower:
+            short.append(f"TPR's lower bound {tpr.low:.2f} is below {rule.min_tpr_lower:.2f}")
+        if tnr.low < rule.min_tnr_lower:
+            short.append(f"TNR's lower bound {tnr.low:.2f} is below {rule.min_tnr_lower:.2f}")
+        self.status = NOT_ADMITTED if short else ADMITTED
+        self.reason = "; ".join(short)
+
+
+@dataclass(frozen=True)
+class Report:
+    rule: CalibrationRule
+    versions: list[Calibration]
+
+    def of(self, version: Version) -> Calibration | None:
+        return next((c for c in self.versions if c.version == version), None)
+
+
+def _version_filter(versions: Iterable[Version]) -> Q:
+    q = Q(pk__in=[])
+    for v in versions:
+        q |= Q(judge_model=v.judge_model, rubric_version=v.rubric_version)
+    return q
+
+
+def report(versions: Sequence[Version] | None = None) -> Report:
+    """Every judge version's calibration (or only `versions`'): two queries."""
+    rule = CalibrationRule.current()
+    verdicts = JudgeVerdict.objects.filter(
+        trial__in=TrialReviewed.objects.values("trial"),
+        trial__human_judgment__in=_HUMAN_DECIDED,
+        verdict__in=_JUDGE_DECIDED,
+    )
+    if versions is not None:
+        if not versions:
+            return Report(rule, [])
+        verdicts = verdicts.filter(_version_filter(versions))
+    rows = verdicts.order_by(
+        "trial_id", "judge_model", "rubric_version", *JudgeVerdict.LATEST_FIRST
+    ).values_list("trial_id", "judge_model", "rubric_version", "verdict", "trial__human_judgment")
+    found: dict[Version, Calibration] = {}
+    seen: set[tuple[int, Version]] = set()
+    for trial_id, model, rubric, verdict, human in rows:
+        version = Version(model, rubric)
+        if (trial_id, version) in seen:
+            continue  # an older verdict of the same version: the latest counts
+        seen.add((trial_id, version))
+        calibration = found.setdefault(version, Calibration(version))
+        part = part_of(trial_id, rule.split_salt)
+        (calibration.calibration if part == CALIBRATION else calibration.test).add(verdict, human)
+    for calibration in found.values():
+        calibration.judge(rule)
+    ordered = sorted(
+        found.values(), key=lambda c: (c.version.judge_model, c.version.rubric_version)
+    )
+    return Report(rule, ordered)
+
+
+# --- corrected pass rates --------------------------------------------------------------------
+@dataclass(frozen=True)
+class CorrectedRate:
+    """A run's judge pass rate under one judge version, and corrected when it may be."""
+
+    version: Version
+    passed: int
+    judged: int
+    status: str  # the version's calibration status ('' when it has no labelled trials)
+    corrected: judge_error.Corrected | None  # for an admitted version only
+    reason: str  # why there is no corrected rate; '' when there is one
+
+    @property
+    def raw(self) -> float:
+        return self.passed / self.judged
+
+
+def shown_versions(job: Job) -> list[tuple[Version, int, int]]:
+    """The job's shown judge verdicts (each trial's latest, `Trial.judge_verdict`) that
+    decided, counted by judge version: (version, passed, decided). One grouped query over the
+    job's judged trials; the rubric version is read from each trial's latest verdict."""
+    latest_rubric = (
+        JudgeVerdict.objects.filter(trial=OuterRef("pk"))
+        .order_by(*JudgeVerdict.LATEST_FIRST)
+        .values("rubric_version")[:1]
+    )
+    rows = (
+        Trial.objects.filter(job=job, judge_verdict__in=_JUDGE_DECIDED)
+        .annotate(rubric=Subquery(latest_rubric))
+        .order_by()
+        .values("judge_model", "rubric")
+        .annotate(
+            judged=Count("pk"),
+            passed=Count("pk", filter=Q(judge_verdict=JudgeVerdict.Outcome.PASS)),
+        )
+        .values_list("judge_model", "rubric", "passed", "judged")
+    )
+    return sorted(
+        ((Version(model, rubric or ""), passed, judged) for model, rubric, passed, judged in rows),
+        key=lambda row: (-row[2], str(row[0])),  # most judged first
+    )
+
+
+def corrected_rates(
+    counts: list[tuple[Version, int, int]], calibrations: Report
+) -> list[CorrectedRate]:
+    """Each version's raw pass rate, corrected by its calibration part where it is admitted."""
+    rates = []
+    for version, passed, judged in counts:
+        calibration = calibrations.of(version)
+        if calibration is None:
+            rates.append(CorrectedRate(version, passed, judged, "", None, "no labelled trials"))
+            continue
+        if not calibration.admitted:
+            reason = f"{calibration.status}: {calibration.reason}"
+            rates.append(CorrectedRate(version, passed, judged, calibration.status, None, reason))
+            continue
+        part = calibration.calibration
+        corrected = judge_error.corrected_pass_rate(
+            passed, judged, part.true_pos, part.positives, part.true_neg, part.negatives
+        )
+        reason = ""
+        if corrected is None or corrected.estimate is None:
+            reason = f"calibration part: {corrected.reason if corrected else 'nothing judged'}"
+        rates.append(CorrectedRate(version, passed, judged, calibration.status, corrected, reason))
+    return rates
+
+
+def job_corrected_rates(jobs: Sequence[Job]) -> dict[int, list[CorrectedRate]]:
+    """Each job's corrected judge pass rates: one query per job, then two for the versions."""
+    counts = {job.pk: shown_versions(job) for job in jobs}
+    versions = sorted({v for rows in counts.values() for v, _, _ in rows}, key=str)
+    if not versions:
+        return {pk: [] for pk in counts}
+    calibrations = report(versions)
+    return {pk: corrected_rates(rows, calibrations) for pk, rows in counts.items()}
+
+
+# --- the figures as data: JSON for the API, rows for CSV --------------------------------------
+CSV_COLUMNS = [
+    "judge_model",
+    "rubric_version",
+    "status",
+    "reason",
+    "part",
+    "labelled",
+    "true_pos",
+    "false_neg",
+    "true_neg",
+    "false_pos",
+    "tpr",
+    "tpr_ci_low",
+    "tpr_ci_high",
+    "tnr",
+    "tnr_ci_low",
+    "tnr_ci_high",
+]
+
+
+def _bounds(interval: Interval | None) -> list[float | None] | None:
+    return [interval.low, interval.high] if interval else None
+
+
+def confusion_dict(c: Confusion) -> dict[str, object]:
+    return {
+        "labelled": c.n,
+        "true_pos": c.true_pos,
+        "false_neg": c.false_neg,
+        "true_neg": c.true_neg,
+        "false_pos": c.false_pos,
+        "tpr": c.tpr,
+        "tpr_ci": _bounds(c.tpr_interval),
+        "tnr": c.tnr,
+        "tnr_ci": _bounds(c.tnr_interval),
+    }
+
+
+def report_dict(result: Report) -> dict[str, object]:
+    rule = result.rule
+    return {
+        "interval": "Wilson score, 95%",
+        "reference": (
+            "the trial's human judgment: the adjudicated verdict, else unanimous reviewers"
+        ),
+        "rule": {
+            "min_tpr_lower": rule.min_tpr_lower,
+            "min_tnr_lower": rule.min_tnr_lower,
+            "min_labelled": rule.min_labelled,
+            "status_from": TEST,
+        },
+        "versions": [
+            {
+                "judge_model": c.version.judge_model,
+                "rubric_version": c.version.rubric_version,
+                "status": c.status,
+                "reason": c.reason,
+                CALIBRATION: confusion_dict(c.calibration),
+                TEST: confusion_dict(c.test),
+            }
+            for c in result.versions
+        ],
+    }
+
+
+def csv_rows(result: Report) -> Iterable[list[object]]:
+    """One row per judge version and part."""
+    for c in result.versions:
+        for part, confusion in ((CALIBRATION, c.calibration), (TEST, c.test)):
+            figures = confusion_dict(confusion)
+            tpr_ci = _bounds(confusion.tpr_interval) or [None, None]
+            tnr_ci = _bounds(confusion.tnr_interval) or [None, None]
+            yield [
+                c.version.judge_model,
+                c.version.rubric_version,
+                c.status,
+                c.reason,
+                part,
+                confusion.n,
+                confusion.true_pos,
+                confusion.false_neg,
+                confusion.true_neg,
+                confusion.false_pos,
+                figures["tpr"],
+                *tpr_ci,
+                figures["tnr"],
+                *tnr_ci,
+            ]
