@@ -18,6 +18,13 @@ process makes (a job saved, an ingest) reaches them all.
   Derived from rows: dropped when a Job is saved or deleted, and by the ingest writer when it
   creates jobs in bulk (no signal then); `JOB_CHOICES_TTL` bounds what a write outside both
   leaves stale (SQL, the demo seed's bulk path).
+- `calibration:v1:<digest>` (`calibration_key`): judge calibration over every judge version
+  (review.science.calibration.report), under the rule's settings and salt and the newest
+  judge verdict, annotation and adjudication ids. Those tables are append-only (a re-ingested
+  trial's verdicts are new rows), so a new row is a new key and nothing needs dropping;
+  `CALIBRATION_TTL` lets unused reports leave (and bounds what a deleted trial leaves stale).
+- `judge-versions:v1:<job id>:<newest verdict id>` (`judge_versions_key`): a job's shown judge
+  verdicts counted by judge version (review.science.calibration.shown_versions), the same way.
 - `template.cache.<fragment>.*`: page fragments kept by `{% cache %}` under what they show:
   the explorer's rows (their values and links), agreement's report, a job's figures and
   compare's job pickers, each under `fingerprint` of its data or the rows themselves, so a
@@ -68,6 +75,20 @@ def fingerprint(*values: Any) -> str:
     """What a page fragment shows, as a key for `{% cache %}`: a digest of the values' repr,
     which for the dataclasses the figures are made of holds every field, nested."""
     return hashlib.blake2b(repr(values).encode(), digest_size=16).hexdigest()
+
+
+# --- judge calibration ------------------------------------------------------------------------
+CALIBRATION_TTL = 600
+
+
+def calibration_key(*inputs: Hashable) -> str:
+    """The calibration report's key for `inputs`: the rule's settings and the newest ids."""
+    digest = hashlib.blake2b(repr(inputs).encode(), digest_size=16).hexdigest()
+    return f"calibration:v1:{digest}"
+
+
+def judge_versions_key(job_id: int, newest_verdict: int | None) -> str:
+    return f"judge-versions:v1:{job_id}:{newest_verdict}"
 
 
 # --- a user's roles ----------------------------------------------------------------------------

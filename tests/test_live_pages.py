@@ -52,9 +52,9 @@ def test_a_running_jobs_page_polls_its_figures_until_the_job_ends(
     assert "running</span>" in html
     # The poll: the region alone, still polling; the state came with the job (same query
     # count as a finished job's page: 1 the user, 2 the job and its state, 3 its kept
-    # tally rows, 4 first annotations by day, 5 its judged trials by judge version, 6 the
-    # calibration rule, 7 those versions' labelled verdicts).
-    with django_assert_num_queries(7):
+    # tally rows, 4 first annotations by day, 5 the calibration rule with the newest ids,
+    # under which the judged trials by judge version, read by the first visit, are kept).
+    with django_assert_num_queries(5):
         fragment = client.get(url, headers=HX).content.decode()
     assert f.is_fragment(fragment)
     assert fragment.lstrip().startswith('<div id="job-live"')

@@ -27,7 +27,10 @@ corrected for its errors (the formulas are in `review.science.judge_error`).
 
 Reading: one query for the rule and one for every decided verdict of a labelled trial (driven
 by `TrialReviewed`, which holds only reviewed trials), then Python counts. The labelled trials
-are what people reviewed, thousands rather than millions.
+are what people reviewed, thousands rather than millions. The report and each job's counts
+by judge version are kept in the shared cache (`rewards.cache.calibration_key`,
+`judge_versions_key`) under the newest verdict, annotation and adjudication ids, which the
+rule's query reads too: while nothing is judged or reviewed, a page reads one row.
 """
 
 from __future__ import annotations
@@ -36,11 +39,13 @@ import hashlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
+from django.core.cache import cache
 from django.db.models import Count, OuterRef, Q, Subquery
 
-from review.models import CalibrationRule, TrialReviewed
+from review.models import Adjudication, Annotation, CalibrationRule, TrialReviewed
 from review.science import judge_error
 from rewards.agreement import Interval
+from rewards.cache import CALIBRATION_TTL, calibration_key, judge_versions_key
 from rewards.models import HumanJudgment, Job, JudgeVerdict, Trial
 
 CALIBRATION = "calibration"
@@ -174,18 +179,72 @@ def _version_filter(versions: Iterable[Version]) -> Q:
     return q
 
 
+@dataclass(frozen=True)
+class Newest:
+    """The newest judge verdict, annotation and adjudication ids: what the kept figures
+    depend on (each table is append-only, so a change is a higher id)."""
+
+    verdict: int | None
+    annotation: int | None
+    adjudication: int | None
+
+
+def _newest_id(model: type[JudgeVerdict] | type[Annotation] | type[Adjudication]) -> Subquery:
+    return Subquery(model.objects.order_by("-pk").values("pk")[:1])
+
+
+def rule_and_newest() -> tuple[CalibrationRule, Newest]:
+    """The rule and the newest ids, in one query (the rule made on first use)."""
+    found = (
+        CalibrationRule.objects.filter(pk=1)
+        .annotate(
+            newest_verdict=_newest_id(JudgeVerdict),
+            newest_annotation=_newest_id(Annotation),
+            newest_adjudication=_newest_id(Adjudication),
+        )
+        .first()
+    )
+    if found is None:
+        CalibrationRule.current()
+        return rule_and_newest()
+    newest = Newest(
+        found.newest_verdict,
+        found.newest_annotation,
+        found.newest_adjudication,
+    )
+    return found, newest
+
+
 def report(versions: Sequence[Version] | None = None) -> Report:
-    """Every judge version's calibration (or only `versions`'): two queries."""
-    rule = CalibrationRule.current()
+    """Every judge version's calibration (or only `versions`'): one query while the kept
+    report is current, two more when it is not."""
+    rule, newest = rule_and_newest()
+    return _report_under(rule, newest, versions)
+
+
+def _report_under(
+    rule: CalibrationRule, newest: Newest, versions: Sequence[Version] | None = None
+) -> Report:
+    key = calibration_key(
+        rule.min_tpr_lower, rule.min_tnr_lower, rule.min_labelled, rule.split_salt, newest
+    )
+    found: list[Calibration] | None = cache.get(key)
+    if found is None:
+        found = _calibrations(rule)
+        cache.set(key, found, CALIBRATION_TTL)
+    if versions is not None:
+        wanted = set(versions)
+        found = [c for c in found if c.version in wanted]
+    return Report(rule, found)
+
+
+def _calibrations(rule: CalibrationRule) -> list[Calibration]:
+    """Every judge version's calibration, read and counted."""
     verdicts = JudgeVerdict.objects.filter(
         trial__in=TrialReviewed.objects.values("trial"),
         trial__human_judgment__in=_HUMAN_DECIDED,
         verdict__in=_JUDGE_DECIDED,
     )
-    if versions is not None:
-        if not versions:
-            return Report(rule, [])
-        verdicts = verdicts.filter(_version_filter(versions))
     rows = verdicts.order_by(
         "trial_id", "judge_model", "rubric_version", *JudgeVerdict.LATEST_FIRST
     ).values_list("trial_id", "judge_model", "rubric_version", "verdict", "trial__human_judgment")
@@ -201,10 +260,7 @@ def report(versions: Sequence[Version] | None = None) -> Report:
         (calibration.calibration if part == CALIBRATION else calibration.test).add(verdict, human)
     for calibration in found.values():
         calibration.judge(rule)
-    ordered = sorted(
-        found.values(), key=lambda c: (c.version.judge_model, c.version.rubric_version)
-    )
-    return Report(rule, ordered)
+    return sorted(found.values(), key=lambda c: (c.version.judge_model, c.version.rubric_version))
 
 
 # --- corrected pass rates --------------------------------------------------------------------
@@ -224,10 +280,22 @@ class CorrectedRate:
         return self.passed / self.judged
 
 
-def shown_versions(job: Job) -> list[tuple[Version, int, int]]:
+def shown_versions(job: Job, newest: Newest | None = None) -> list[tuple[Version, int, int]]:
     """The job's shown judge verdicts (each trial's latest, `Trial.judge_verdict`) that
-    decided, counted by judge version: (version, passed, decided). One grouped query over the
-    job's judged trials; the rubric version is read from each trial's latest verdict."""
+    decided, counted by judge version: (version, passed, decided). Kept in the cache under
+    the newest verdict id (`newest`); counted afresh by one grouped query over the job's
+    judged trials, the rubric version read from each trial's latest verdict."""
+    if newest is None:
+        return _count_versions(job)
+    key = judge_versions_key(job.pk, newest.verdict)
+    counted: list[tuple[Version, int, int]] | None = cache.get(key)
+    if counted is None:
+        counted = _count_versions(job)
+        cache.set(key, counted, CALIBRATION_TTL)
+    return counted
+
+
+def _count_versions(job: Job) -> list[tuple[Version, int, int]]:
     latest_rubric = (
         JudgeVerdict.objects.filter(trial=OuterRef("pk"))
         .order_by(*JudgeVerdict.LATEST_FIRST)
@@ -277,11 +345,12 @@ def corrected_rates(
 
 def job_corrected_rates(jobs: Sequence[Job]) -> dict[int, list[CorrectedRate]]:
     """Each job's corrected judge pass rates: one query per job, then two for the versions."""
-    counts = {job.pk: shown_versions(job) for job in jobs}
+    rule, newest = rule_and_newest()
+    counts = {job.pk: shown_versions(job, newest) for job in jobs}
     versions = sorted({v for rows in counts.values() for v, _, _ in rows}, key=str)
     if not versions:
         return {pk: [] for pk in counts}
-    calibrations = report(versions)
+    calibrations = _report_under(rule, newest, versions)
     return {pk: corrected_rates(rows, calibrations) for pk, rows in counts.items()}
 
 
