@@ -28,7 +28,13 @@ def compare_runs(request: HttpRequest) -> HttpResponse:
     return render(
         request,
         "review/compare.html",
-        {"form": form, "result": result, "max_flips": compare.MAX_FLIPS},
+        {
+            "form": form,
+            "result": result,
+            "max_flips": compare.MAX_FLIPS,
+            "min_tasks": compare.MIN_TASKS,
+            "exact_below": compare.EXACT_BELOW,
+        },
     )
 
 
