@@ -186,3 +186,17 @@ def test_cells_count_judgments_their_links_list_trials_and_the_page_says_why(
     assert "pass (judgments)" in html
     # PASS·pass counts 10 judgments of 6 trials (t0 three times, t1 and t4 twice).
     assert 'aria-label="the trials of these 10 judgments">trials</a>' in html
+
+
+def test_without_a_trial_judged_twice_the_intervals_read_nothing_more(
+    client: Client, django_assert_num_queries: Any
+) -> None:
+    rita = f.make_user("rita", "reviewer")
+    for index, trial in enumerate(f.make_trials(12, judges=[f.judge("PASS")])):
+        add_annotation(trial_id=trial.pk, reviewer=rita, judgment=("pass", "fail")[index % 3 == 0])
+    f.login(client, "ann", "analyst")
+    # the user, their role groups, the grouped counts, the reviewer pairs (none: so no trial
+    # judged more than once to look for).
+    with django_assert_num_queries(4):
+        response = client.get("/agreement/")
+    assert response.status_code == 200

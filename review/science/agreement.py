@@ -499,8 +499,10 @@ def report(form: TrialFilterForm, dimension_key: str = DEFAULT_DIMENSION) -> Rep
             )
         )
     reviewers = reviewer_agreement(form, links)
-    # Every matrix's κ interval is computed with the others, when the page first asks.
-    batch = Intervals(lambda: multi_rated(form, dimension))
+    # Every matrix's κ interval is computed with the others, when the page first asks. No
+    # judgment on a trial with two or more reviewers (the pairs say so): every judgment is a
+    # trial of its own, and there is nothing to read.
+    batch = Intervals((lambda: multi_rated(form, dimension)) if reviewers.pairable else None)
     batch.matrices = [
         *(m for result in results for m in (result.overall, *(g.matrix for g in result.groups))),
         *(pair.matrix for pair in reviewers.pairs),
