@@ -146,6 +146,18 @@ def test_a_constant_gate_shows_a_dash_and_the_reason_never_a_point(client: Clien
     )
 
 
+def test_a_reviewer_pair_names_the_reviewer_who_never_varied() -> None:
+    urls = [["", ""], ["", ""]]
+    rita_all_pass = agreement.Matrix(
+        counts=[[7, 5], [0, 0]], urls=urls, rows_name="rita", columns_name="sam"
+    )
+    assert rita_all_pass.no_interval == "rita gave one judgment only"
+    sam_all_fail = agreement.Matrix(
+        counts=[[0, 7], [0, 5]], urls=urls, rows_name="rita", columns_name="sam"
+    )
+    assert sam_all_fail.no_interval == "sam gave one judgment only"
+
+
 def test_reviewers_who_all_agree_get_no_interval(client: Client) -> None:
     rita = f.make_user("rita", "reviewer")
     for trial in f.make_trials(6, reward=0.9, judges=[f.judge("PASS")]):

@@ -259,6 +259,8 @@ class Matrix:
         result = self.interval_result
         if not isinstance(result, NoInterval):
             return ""
+        if result.reason is Degenerate.ROWS_CONSTANT and self.unit_key is None:
+            return f"{self.rows_name} gave one judgment only"  # a reviewer, in a pair
         if result.reason is Degenerate.ROWS_CONSTANT:
             return f"{self.rows_name} never varies here"
         if result.reason is Degenerate.COLUMNS_CONSTANT:
