@@ -212,3 +212,25 @@ def test_without_a_trial_judged_twice_the_intervals_read_nothing_more(
     with django_assert_num_queries(4):
         response = client.get("/agreement/")
     assert response.status_code == 200
+
+
+def test_blind_annotations_only_resample_the_trials_of_their_blind_judgments(
+    judged: dict[str, Any], reviewers: list[User]
+) -> None:
+    # Blind judgments on t0 (rita, sam: pass, fail) and t7 (rita, sam: fail, fail), and one
+    # on each of t1 to t6 and t8 to t11 by tom: twelve trials, two of them judged twice.
+    rita, sam, tom = reviewers
+    blind = [("t0", rita, "pass"), ("t0", sam, "fail"), ("t7", rita, "fail"), ("t7", sam, "fail")]
+    blind += [(f"t{i}", tom, "pass" if i < 7 else "fail") for i in (1, 2, 3, 4, 5, 6, 8, 9, 10, 11)]
+    for name, reviewer, judgment in blind:
+        add_annotation(trial_id=judged[name].pk, reviewer=reviewer, judgment=judgment, blind=True)
+    units = Clusters.of(
+        2, [((1, 1, 0, 0), 1), ((0, 0, 0, 2), 1), ((1, 0, 0, 0), 6), ((0, 0, 0, 1), 4)]
+    )
+    for form in (
+        TrialFilterForm({"counted": "blind"}),
+        TrialFilterForm({"counted": "blind", "reward_min": "0"}),
+    ):
+        judge = agreement.report(form).comparisons[0]
+        assert judge.overall.counts == [[7, 1], [0, 6]]
+        assert judge.overall.interval == stats.kappa_interval(units)
