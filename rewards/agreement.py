@@ -2,9 +2,9 @@
 
 Every function here takes counts that the database already aggregated (a confusion matrix,
 pair counts, a paired 2x2 table) and never a row per trial, so the cost is the same for ten
-trials or a million. The formulas are written out by hand; the bootstrap resamples the
-cell counts (numpy draws every replicate's multinomial at once and the statistic is computed
-over all of them as arrays), so it needs no per-row loop either.
+trials or a million. The formulas are written out by hand; the bootstrap resamples
+counts of units (numpy draws every replicate's multinomial at once and the statistic is
+computed over all of them as arrays), so it needs no per-row loop either.
 
 - Cohen's κ: (p_o - p_e) / (1 - p_e) over a square confusion matrix.
 - Krippendorff's alpha (nominal): 1 - (n - 1) · Σ_{c≠k} o_ck / Σ_{c≠k} n_c·n_k over the
@@ -12,7 +12,15 @@ over all of them as arrays), so it needs no per-row loop either.
   a unit rated by m raters adds 1/(m - 1) to o_ab and to o_ba.
 - McNemar's test on the discordant pairs b and c of a paired 2x2 table: exact two-sided
   binomial (p = 0.5) while b + c < EXACT_BELOW, else χ² with continuity correction.
-- Pass-rate delta of two paired runs, with a percentile bootstrap interval.
+- Pass-rate delta of two paired runs, with a percentile bootstrap interval over tasks.
+
+Intervals resample units, never judgments: `Clusters` says what one unit (a trial) adds to a
+table, so a trial judged by three reviewers is drawn whole, its three judgments together.
+Whether a statistic gets an interval is decided from its counts before resampling
+(`kappa_refusal`, `delta_refusal`: too few units, a constant rater, no disagreement, no
+change), so it never depends on the draws; a refused one is a `NoInterval` with its reason,
+never a point shown as [x, x]. The bootstrap is seeded, so the same counts give the same
+interval.
 
 A statistic that is undefined for its counts (no data, or chance agreement of 1) is None,
 never a made-up number.
@@ -23,6 +31,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from enum import StrEnum
 
 import numpy as np
 import numpy.typing as npt
@@ -34,6 +43,9 @@ Matrix = Sequence[Sequence[float]]
 REPLICATES = 1000
 LEVEL = 0.95
 SEED = 20261123
+# Fewer units than this (trials for κ, tasks for a delta) get no interval: a percentile
+# bootstrap of a handful of units describes the handful, not the uncertainty.
+MIN_UNITS = 10
 # Below this many discordant pairs McNemar's χ² approximation is poor; the exact binomial
 # test is used instead (and it is cheap there).
 EXACT_BELOW = 25
@@ -70,7 +82,91 @@ def cohen_kappa(counts: Matrix) -> float | None:
     return (observed - expected) / (1 - expected)
 
 
-# --- resampling the cells -------------------------------------------------------------------
+# --- resampling units -----------------------------------------------------------------------
+class Degenerate(StrEnum):
+    """Why a statistic gets no interval: decided from the counts before any resampling
+    (`kappa_refusal`, `delta_refusal`), except NO_SPREAD, which the resamples show."""
+
+    EMPTY = "nothing counted"
+    TOO_FEW = "too few units"
+    ROWS_CONSTANT = "the rows' rater gave one value only"
+    COLUMNS_CONSTANT = "the columns' rater gave one value only"
+    ALL_AGREE = "no disagreement"
+    NONE_AGREE = "no agreement"
+    NO_CHANGE = "no unit changed"
+    ONE_CELL = "every unit in one cell"
+    NO_SPREAD = "every resample gives the same value"
+
+
+@dataclass(frozen=True)
+class NoInterval:
+    """No interval, and why (a dash on the page, never [x, x])."""
+
+    reason: Degenerate
+
+
+type IntervalResult = Interval | NoInterval
+Cells = tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class Clusters:
+    """A table's resampling units: each profile is the cells one unit adds to the table
+    (flattened row by row) and how many units add exactly that.
+
+    A unit is what is independent: a trial judged by three reviewers against one gate value
+    adds three judgments to one row, and the bootstrap draws the trial, never one of its
+    judgments alone. A table whose every count is a unit of its own is `of_cells`.
+    """
+
+    size: int
+    profiles: tuple[tuple[Cells, int], ...]
+
+    @classmethod
+    def of(cls, size: int, profiles: Iterable[tuple[Sequence[int], int]]) -> Clusters:
+        """Profiles merged and sorted (the same units always give the same `Clusters`), the
+        ones of no unit dropped."""
+        merged: dict[Cells, int] = {}
+        for cells, units in profiles:
+            if len(cells) != size * size:
+                raise ValueError("a profile adds to every cell of a square table")
+            if units < 0 or any(c < 0 for c in cells):
+                raise ValueError("counts cannot be negative")
+            if units and any(cells):
+                key = tuple(int(c) for c in cells)
+                merged[key] = merged.get(key, 0) + int(units)
+        return cls(size, tuple(sorted(merged.items())))
+
+    @classmethod
+    def of_cells(cls, counts: Matrix) -> Clusters:
+        """Each count of the table is that many units of one judgment each."""
+        size = _square(counts)
+        profiles = []
+        for index, count in enumerate(int(c) for row in counts for c in row):
+            one = [0] * (size * size)
+            one[index] = 1
+            profiles.append((one, count))
+        return cls.of(size, profiles)
+
+    @property
+    def units(self) -> int:
+        return sum(units for _, units in self.profiles)
+
+    @property
+    def cells(self) -> Cells:
+        """The table: every unit's cells added up."""
+        total = [0] * (self.size * self.size)
+        for cells, units in self.profiles:
+            for i, c in enumerate(cells):
+                total[i] += c * units
+        return tuple(total)
+
+    @property
+    def table(self) -> list[list[int]]:
+        cells = self.cells
+        return [list(cells[i * self.size : (i + 1) * self.size]) for i in range(self.size)]
+
+
 def _draws(cells: Sequence[int], replicates: int, seed: int) -> npt.NDArray[np.int64]:
     """`replicates` multinomial draws of the table's n items into its cells (one row each).
 
@@ -83,21 +179,28 @@ def _draws(cells: Sequence[int], replicates: int, seed: int) -> npt.NDArray[np.i
     return rng.multinomial(n, counts / n, size=replicates)
 
 
-def _intervals(
-    values: npt.NDArray[np.float64], replicates: int, level: float
-) -> list[Interval | None]:
+def _cluster_draws(clusters: Clusters, replicates: int, seed: int) -> npt.NDArray[np.int64]:
+    """`replicates` resampled tables (one row each, cells row by row): the units drawn with
+    replacement (a multinomial over the profiles), each adding its whole profile."""
+    units = _draws([u for _, u in clusters.profiles], replicates, seed)
+    profiles = np.asarray([cells for cells, _ in clusters.profiles], dtype=np.int64)
+    drawn: npt.NDArray[np.int64] = units @ profiles
+    return drawn
+
+
+def _intervals(values: npt.NDArray[np.float64], level: float) -> list[IntervalResult]:
     """Each row's percentile interval over its replicates whose statistic is defined (not
     NaN), each end interpolated linearly between the order statistics around it (numpy's
-    default method)."""
+    default method). Whether a row gets one was decided before resampling; a row whose
+    resamples all give one value (a table degenerate in a way its cells do not show) gets
+    none either: [x, x] would claim certainty."""
     ordered = np.sort(values, axis=1)  # NaN sorts last
     defined = (values.shape[1] - np.isnan(values).sum(axis=1)).tolist()
     tail = (1 - level) / 2
-    intervals: list[Interval | None] = []
+    intervals: list[IntervalResult] = []
     for row, count in zip(ordered, defined, strict=True):
-        # Replicates where the statistic is undefined are left out; when most are, the
-        # interval would describe a few lucky draws, so there is none.
-        if count < replicates / 2:
-            intervals.append(None)
+        if count == 0 or row[0] == row[count - 1]:
+            intervals.append(NoInterval(Degenerate.NO_SPREAD))
             continue
         low, high = (_quantile(row, count, q) for q in (tail, 1 - tail))
         intervals.append(Interval(low=low, high=high, level=level, replicates=count))
@@ -128,64 +231,93 @@ def _kappas(draws: npt.NDArray[np.int64], size: int) -> npt.NDArray[np.float64]:
     return kappas
 
 
-def kappa_intervals(
-    tables: Iterable[tuple[Matrix, int]], *, level: float = LEVEL, seed: int = SEED
-) -> list[Interval | None]:
-    """Percentile bootstrap intervals for Cohen's kappa of each (matrix, replicates).
+def kappa_refusal(clusters: Clusters) -> Degenerate | None:
+    """Why κ of these units gets no interval, or None when it gets one: decided from the
+    counts before any resampling, so whether an interval shows never depends on the draws.
 
-    Each resamples its matrix's cell counts from its own generator seeded with `seed`, so a
-    matrix has the same interval whatever it is computed with: it is kept in the cache by
-    its counts (rewards.cache), and the ones not kept yet are computed together (one array
-    computation for all of a page's matrices).
+    - no unit, or fewer than MIN_UNITS: too few to say how κ varies;
+    - a rater (the rows, or the columns) gave one value only: κ is 0 or undefined in every
+      resample, whatever the other rater did (a gate that is always FAIL);
+    - no disagreement at all: κ is 1 in every resample.
     """
-    keys = []
-    wanted: dict[str, tuple[tuple[int, ...], int, int]] = {}
-    for counts, replicates in tables:
-        size = _square(counts)
-        cells = tuple(int(c) for row in counts for c in row)
-        key = interval_key("kappa", cells, size, replicates, level, seed)
-        keys.append(key)
-        wanted[key] = (cells, size, replicates)
+    units = clusters.units
+    if units == 0:
+        return Degenerate.EMPTY
+    if units < MIN_UNITS:
+        return Degenerate.TOO_FEW
+    table, size = clusters.table, clusters.size
+    rows = [sum(row) for row in table]
+    columns = [sum(table[i][j] for i in range(size)) for j in range(size)]
+    if sum(1 for r in rows if r) < 2:
+        return Degenerate.ROWS_CONSTANT
+    if sum(1 for c in columns if c) < 2:
+        return Degenerate.COLUMNS_CONSTANT
+    if sum(rows) == sum(table[i][i] for i in range(size)):
+        return Degenerate.ALL_AGREE
+    return None
 
-    def compute(missing: dict[str, tuple[tuple[int, ...], int, int]]) -> dict[str, Interval | None]:
-        by_shape: dict[tuple[int, int], dict[str, tuple[int, ...]]] = {}
-        for key, (cells, size, replicates) in missing.items():
-            by_shape.setdefault((size, replicates), {})[key] = cells
-        computed: dict[str, Interval | None] = {}
-        for (size, replicates), cells_of in by_shape.items():
-            intervals = _kappa_intervals(list(cells_of.values()), size, replicates, level, seed)
-            computed.update(zip(cells_of, intervals, strict=True))
+
+def _units(table: Matrix | Clusters) -> Clusters:
+    return table if isinstance(table, Clusters) else Clusters.of_cells(table)
+
+
+def kappa_intervals(
+    tables: Iterable[tuple[Matrix | Clusters, int]], *, level: float = LEVEL, seed: int = SEED
+) -> list[IntervalResult]:
+    """Cluster (unit) percentile bootstrap intervals for Cohen's kappa of each (table,
+    replicates); a plain matrix is a table whose every count is a unit of its own.
+
+    A table `kappa_refusal` refuses gets its reason, without resampling. Each other one
+    resamples its units from its own generator seeded with `seed`, so a table has the same
+    interval whatever it is computed with: it is kept in the cache by its units
+    (rewards.cache), and the ones not kept yet are computed together (one array computation
+    for all of a page's tables).
+    """
+    results: list[IntervalResult | str] = []
+    wanted: dict[str, tuple[Clusters, int]] = {}
+    for table, replicates in tables:
+        clusters = _units(table)
+        refusal = kappa_refusal(clusters)
+        if refusal is not None:
+            results.append(NoInterval(refusal))
+            continue
+        key = interval_key("kappa", clusters, replicates, level, seed)
+        results.append(key)
+        wanted[key] = (clusters, replicates)
+
+    def compute(missing: dict[str, tuple[Clusters, int]]) -> dict[str, IntervalResult]:
+        by_shape: dict[tuple[int, int], dict[str, Clusters]] = {}
+        for key, (clusters, replicates) in missing.items():
+            by_shape.setdefault((clusters.size, replicates), {})[key] = clusters
+        computed: dict[str, IntervalResult] = {}
+        for (size, replicates), units_of in by_shape.items():
+            intervals = _kappa_intervals(list(units_of.values()), size, replicates, level, seed)
+            computed.update(zip(units_of, intervals, strict=True))
         return computed
 
-    found = cached_intervals(wanted, compute)
-    return [found[key] for key in keys]
+    found = cached_intervals(wanted, compute) if wanted else {}
+    return [found[r] if isinstance(r, str) else r for r in results]
 
 
 def _kappa_intervals(
-    tables: list[tuple[int, ...]], size: int, replicates: int, level: float, seed: int
-) -> list[Interval | None]:
-    drawn = [i for i, cells in enumerate(tables) if sum(cells) > 0]
-    intervals: list[Interval | None] = [None] * len(tables)
-    if drawn:
-        draws = np.concatenate([_draws(tables[i], replicates, seed) for i in drawn])
-        kappas = _kappas(draws, size).reshape(len(drawn), replicates)
-        for i, interval in zip(drawn, _intervals(kappas, replicates, level), strict=True):
-            intervals[i] = interval
-    return intervals
+    tables: list[Clusters], size: int, replicates: int, level: float, seed: int
+) -> list[IntervalResult]:
+    draws = np.concatenate([_cluster_draws(units, replicates, seed) for units in tables])
+    kappas = _kappas(draws, size).reshape(len(tables), replicates)
+    return _intervals(kappas, level)
 
 
 def kappa_interval(
-    counts: Matrix,
+    table: Matrix | Clusters,
     *,
     replicates: int = REPLICATES,
     level: float = LEVEL,
     seed: int = SEED,
-) -> Interval | None:
-    """Percentile bootstrap interval for Cohen's kappa, resampling the matrix's cell counts.
-
-    Deterministic (fixed seed), so the answer for the same counts is kept in the cache.
-    """
-    return kappa_intervals([(counts, replicates)], level=level, seed=seed)[0]
+) -> IntervalResult:
+    """Cluster percentile bootstrap interval for Cohen's kappa (`kappa_intervals`), or why
+    there is none. Deterministic (fixed seed), so the answer for the same units is kept in
+    the cache."""
+    return kappa_intervals([(table, replicates)], level=level, seed=seed)[0]
 
 
 # --- Krippendorff's alpha -----------------------------------------------------------------------
@@ -255,19 +387,40 @@ class PairedCounts:
         return [self.both_pass, self.a_only, self.b_only, self.neither]
 
 
+def delta_refusal(counts: PairedCounts) -> Degenerate | None:
+    """Why the delta gets no interval, or None when it gets one, decided from the counts
+    before resampling: no task or fewer than MIN_UNITS; no task changed outcome (the delta
+    is 0 in every resample); every task in one cell (all of them changed the same way, say:
+    the delta is the same in every resample)."""
+    if counts.n == 0:
+        return Degenerate.EMPTY
+    if counts.n < MIN_UNITS:
+        return Degenerate.TOO_FEW
+    if counts.a_only == counts.b_only == 0:
+        return Degenerate.NO_CHANGE
+    if sum(1 for c in counts.cells if c) == 1:
+        return Degenerate.ONE_CELL
+    return None
+
+
 def delta_interval(
     counts: PairedCounts,
     *,
     replicates: int = REPLICATES,
     level: float = LEVEL,
     seed: int = SEED,
-) -> Interval | None:
-    """Paired percentile bootstrap interval for B's pass rate minus A's.
+) -> IntervalResult:
+    """Paired percentile bootstrap interval for B's pass rate minus A's, or why there is
+    none (`delta_refusal`).
 
-    Resampling tasks (not trials of each run separately) keeps the pairing: a draw is a
-    multinomial over the four cells of the paired table. Deterministic (fixed seed), so
-    the answer for the same counts is kept in the cache, like kappa's.
+    The unit is the task: resampling tasks (not trials of each run separately) keeps the
+    pairing, a draw being a multinomial over the four cells of the paired table.
+    Deterministic (fixed seed), so the answer for the same counts is kept in the cache,
+    like kappa's.
     """
+    refusal = delta_refusal(counts)
+    if refusal is not None:
+        return NoInterval(refusal)
     key = interval_key("delta", tuple(counts.cells), replicates, level, seed)
     found = cached_intervals(
         {key: counts.cells},
@@ -278,12 +431,10 @@ def delta_interval(
     return found[key]
 
 
-def _delta_interval(cells: list[int], replicates: int, level: float, seed: int) -> Interval | None:
+def _delta_interval(cells: list[int], replicates: int, level: float, seed: int) -> IntervalResult:
     n = sum(cells)
-    if n <= 0:
-        return None
     draws = _draws(cells, replicates, seed)
-    return _intervals(((draws[:, 2] - draws[:, 1]) / n)[np.newaxis], replicates, level)[0]
+    return _intervals(((draws[:, 2] - draws[:, 1]) / n)[np.newaxis], level)[0]
 
 
 @dataclass(frozen=True)

@@ -5,11 +5,12 @@ The cache is shared by every process (CACHES: local memory for `make run`, Redis
 production), so a value one worker computes, every other worker reads, and a change one
 process makes (a job saved, an ingest) reaches them all.
 
-- `interval:v2:<statistic>:<digest>`: a bootstrap interval (κ's, compare's delta). It is a
-  deterministic function of what the digest covers (the cells, the table's size, the
-  replicates, the level and the seed), so it never goes stale: a changed count is another
-  key. Kept `INTERVAL_TTL`, so that intervals no page shows any more leave. Bump `v2` when
-  `rewards.agreement.Interval` changes shape.
+- `interval:v3:<statistic>:<digest>`: a bootstrap interval (κ's, compare's delta), or the
+  reason there is none (`rewards.agreement.NoInterval`). It is a deterministic function of
+  what the digest covers (the units resampled, the replicates, the level and the seed), so
+  it never goes stale: a changed count is another key. Kept `INTERVAL_TTL`, so that
+  intervals no page shows any more leave. Bump `v3` when `rewards.agreement.Interval` or
+  `NoInterval` changes shape or meaning.
 - `roles:v1:<user id>` (`roles_key`): the user's role groups (review.roles), read once and
   then kept; dropped when the user's groups change (either side of the relation) and when a
   group is renamed or deleted; `ROLES_TTL` bounds what a write outside both leaves stale.
@@ -53,7 +54,7 @@ INTERVAL_TTL = 24 * 60 * 60
 def interval_key(statistic: str, *inputs: Hashable) -> str:
     """The key of `statistic`'s interval for `inputs`, everything that decides it."""
     digest = hashlib.blake2b(repr(inputs).encode(), digest_size=16).hexdigest()
-    return f"interval:v2:{statistic}:{digest}"
+    return f"interval:v3:{statistic}:{digest}"
 
 
 def cached_intervals[A, V](

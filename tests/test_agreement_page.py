@@ -87,7 +87,10 @@ def test_judge_against_humans_counts_each_reviewers_latest_judgment(trials: dict
     assert judge.overall.counts == [[3, 1], [1, 2]]
     # p_o = 5/7; rows 4, 3; columns 4, 3; p_e = (16 + 9) / 49; κ = (10/49) / (24/49) = 5/12.
     assert judge.overall.kappa == pytest.approx(5 / 12)
-    assert judge.overall.interval is not None
+    # Seven judgments, but four trials: too few for an interval (it used to show one,
+    # resampling the seven judgments as if independent).
+    assert judge.overall.interval is None
+    assert judge.overall.no_interval == "fewer than 10 trials"
     assert result.judgments == 8
     assert result.defers == 1
 
@@ -211,8 +214,8 @@ def test_agreement_page_renders_the_figures_in_a_fixed_number_of_queries(
 ) -> None:
     f.login(client, "ann", "analyst")
     # the user, their role groups, the grouped counts, the reviewer pairs with their
-    # names.
-    with django_assert_num_queries(4):
+    # names, the trials judged more than once (the units of κ's intervals).
+    with django_assert_num_queries(5):
         response = client.get("/agreement/")
     html = response.content.decode()
     assert response.status_code == 200
@@ -230,7 +233,7 @@ def test_agreement_page_query_count_does_not_grow_with_the_data(
     for trial in f.make_trials(5, judges=[f.judge("FAIL", failure_mode="crash")]):
         add_annotation(trial_id=trial.pk, reviewer=rita, judgment="fail")
     f.login(client, "ann", "analyst")
-    with django_assert_num_queries(4):
+    with django_assert_num_queries(5):
         response = client.get("/agreement/?by=judge_model")
     assert response.status_code == 200
 
@@ -243,14 +246,14 @@ def test_a_filtered_agreement_page_groups_its_trials_in_a_fixed_number_of_querie
     # the user, their role groups (kept in the cache from here on), the newest jobs and
     # their agents, models and datasets (the filter finds the job among them; cached from
     # here on), the grouped judgments of the filter's trials, their reviewer pairs with the
-    # reviewers' names.
-    with django_assert_num_queries(6):
+    # reviewers' names, their trials judged more than once.
+    with django_assert_num_queries(7):
         response = client.get(f"/agreement/?job={job}&reward_min=0&by=source")
     assert response.status_code == 200
     assert response.context["report"].judgments == 8
     # The job alone: the user, its kept judgment tallies and pair tallies instead, the same
-    # figures (the roles and the job found in the cache).
-    with django_assert_num_queries(3):
+    # figures (the roles and the job found in the cache), and its trials judged more than once.
+    with django_assert_num_queries(4):
         alone = client.get(f"/agreement/?job={job}&by=source")
     assert alone.context["report"].judgments == 8
     assert [c.overall.counts for c in alone.context["report"].comparisons] == [

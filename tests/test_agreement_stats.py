@@ -10,7 +10,7 @@ import math
 import pytest
 
 from rewards import agreement
-from rewards.agreement import PairedCounts
+from rewards.agreement import Clusters, Degenerate, Interval, NoInterval, PairedCounts
 from tests.conftest import RecordCalls, clear_own_cache
 
 # --- Cohen's κ ------------------------------------------------------------------------------
@@ -87,7 +87,7 @@ def test_kappa_interval_brackets_kappa_and_agrees_with_the_normal_approximation(
     # Large-sample SE ≈ √(p_o(1 - p_o) / (n (1 - p_e)²)) = √(0.21 / 12.5) = 0.1296,
     # so the 95% interval is about 0.4 ± 1.96 · 0.1296 = [0.146, 0.654].
     interval = agreement.kappa_interval([[20, 5], [10, 15]])
-    assert interval is not None
+    assert isinstance(interval, Interval)
     assert interval.low < 0.4 < interval.high
     assert interval.low == pytest.approx(0.146, abs=0.06)
     assert interval.high == pytest.approx(0.654, abs=0.06)
@@ -101,18 +101,16 @@ def test_kappa_interval_is_reproducible_and_narrows_with_more_data() -> None:
     again = agreement.kappa_interval([[20, 5], [10, 15]])
     large = agreement.kappa_interval([[2000, 500], [1000, 1500]])
     assert small == again
-    assert small is not None
-    assert large is not None
+    assert isinstance(small, Interval)
+    assert isinstance(large, Interval)
     # 100x the data: the interval is about √100 = 10x narrower.
     assert (large.high - large.low) < (small.high - small.low) / 5
 
 
-def test_kappa_interval_of_perfect_agreement_is_a_point_and_of_nothing_is_none() -> None:
-    interval = agreement.kappa_interval([[10, 0], [0, 10]])
-    assert interval is not None
-    assert interval.low == pytest.approx(1.0)
-    assert interval.high == pytest.approx(1.0)
-    assert agreement.kappa_interval([[0, 0], [0, 0]]) is None
+def test_perfect_agreement_and_nothing_get_no_interval_and_say_why() -> None:
+    # Every resample of [[10, 0], [0, 10]] has κ = 1: [1.00, 1.00] would claim certainty.
+    assert agreement.kappa_interval([[10, 0], [0, 10]]) == NoInterval(Degenerate.ALL_AGREE)
+    assert agreement.kappa_interval([[0, 0], [0, 0]]) == NoInterval(Degenerate.EMPTY)
 
 
 def test_intervals_computed_together_are_each_the_one_computed_alone() -> None:
@@ -131,12 +129,12 @@ def test_intervals_computed_together_are_each_the_one_computed_alone() -> None:
         alone.append(agreement.kappa_interval(counts, replicates=replicates))
         clear_own_cache()
     assert together == alone
-    assert together[1] is None
-    assert together[3] is None
+    assert together[1] == NoInterval(Degenerate.EMPTY)
+    assert together[3] == NoInterval(Degenerate.TOO_FEW)
     # Fewer replicates of the same table: its own interval, not the 1,000-replicate one.
-    assert together[5] is not None
+    assert isinstance(together[5], Interval)
     assert together[5].replicates == 500
-    assert together[0] is not None
+    assert isinstance(together[0], Interval)
     assert together[0].replicates == 1000
 
 
@@ -169,21 +167,156 @@ def test_only_the_tables_the_cache_lacks_are_computed_together(
     )
     # (tables, size, replicates, level, seed): one computation per number of replicates; the
     # table seen before is read, a count changed by one is a new interval.
-    assert sorted((sorted(call[0]), call[2]) for call in computed) == [
+    assert sorted((sorted(t.cells for t in call[0]), call[2]) for call in computed) == [
         ([(9, 3, 2, 7), (20, 5, 10, 15)], 500),
         ([(21, 5, 10, 15)], 1000),
     ]
     assert intervals[1] == intervals[4] != intervals[0]
 
 
-def test_kappa_interval_is_none_when_most_replicates_have_no_kappa() -> None:
-    # Every draw of [[9, 0], [0, 0]] is the same table, whose chance agreement is 1.
-    assert agreement.kappa_interval([[9, 0], [0, 0]]) is None
+def test_degenerate_tables_get_no_interval_decided_before_resampling(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The statistician's cases: a constant gate (cells 0, 0, 14, 14) had κ 0.00 [0.00, 0.00];
+    # three agreeing judgments 1.00 [1.00, 1.00]; at n = 2 an interval came or not with the
+    # draws. Each is now refused from its counts alone: nothing is resampled.
+    monkeypatch.setattr(agreement, "_kappa_intervals", _failing)
+    cases = [
+        ([[0, 0], [14, 14]], Degenerate.ROWS_CONSTANT),  # the gate always FAIL
+        ([[9, 0], [3, 0]], Degenerate.COLUMNS_CONSTANT),  # the humans always pass
+        ([[2, 0], [0, 1]], Degenerate.TOO_FEW),  # three agreeing judgments
+        ([[1, 0], [0, 1]], Degenerate.TOO_FEW),
+        ([[1, 0], [1, 0]], Degenerate.TOO_FEW),
+        ([[6, 1], [1, 1]], Degenerate.TOO_FEW),  # 9 units: one short of MIN_UNITS
+        ([[30, 0], [0, 12]], Degenerate.ALL_AGREE),
+        ([[0, 0], [0, 0]], Degenerate.EMPTY),
+    ]
+    for table, reason in cases:
+        assert agreement.kappa_refusal(Clusters.of_cells(table)) == reason
+        assert agreement.kappa_interval(table) == NoInterval(reason)
+    assert agreement.MIN_UNITS == 10
+    # κ itself is still what it is: 0 for the constant gate, undefined for constant humans.
+    assert agreement.cohen_kappa([[0, 0], [14, 14]]) == 0.0
+
+
+def test_at_the_minimum_an_interval_always_shows_whatever_the_seed() -> None:
+    # Ten units with a disagreement: the rule lets it through, and no draw can take it back.
+    table = [[4, 1], [1, 4]]
+    for seed in range(20):
+        interval = agreement.kappa_interval(table, replicates=200, seed=seed)
+        assert isinstance(interval, Interval)
+        assert interval.low < interval.high
+
+
+def test_a_table_whose_units_never_vary_in_kappa_gets_no_interval() -> None:
+    # Every trial has one pass and one fail under its gate: each resample's κ is exactly 0,
+    # though every cell counts something. The resamples show it; [0, 0] is not shown.
+    units = Clusters.of(2, [((1, 1, 0, 0), 10), ((0, 0, 1, 1), 10)])
+    assert agreement.kappa_refusal(units) is None
+    assert agreement.kappa_interval(units) == NoInterval(Degenerate.NO_SPREAD)
+
+
+# --- cluster bootstrap: units are trials ------------------------------------------------------
+def test_clusters_add_up_to_their_table_and_are_the_same_whatever_the_order() -> None:
+    units = Clusters.of(2, [((2, 1, 0, 0), 3), ((1, 0, 0, 0), 4), ((0, 0, 0, 0), 9)])
+    again = Clusters.of(2, [((1, 0, 0, 0), 1), ((2, 1, 0, 0), 3), ((1, 0, 0, 0), 3)])
+    assert units == again
+    assert units.units == 7  # the empty profile (a trial with no judgment here) is no unit
+    assert units.table == [[10, 3], [0, 0]]
+    assert Clusters.of_cells([[20, 5], [10, 15]]).units == 50
+    with pytest.raises(ValueError, match="every cell"):
+        Clusters.of(2, [((1, 0, 0), 1)])
+    with pytest.raises(ValueError, match="negative"):
+        Clusters.of(2, [((1, 0, 0, 0), -1)])
+
+
+def test_a_trial_judged_three_times_is_one_unit_not_three() -> None:
+    # 50 trials, each judged by three reviewers who agree with each other: the table counts
+    # 150 judgments, [[60, 15], [30, 45]], κ = 0.4 as for [[20, 5], [10, 15]] (κ does not
+    # change when every count triples). Resampling trials, every replicate is the 50-trial
+    # table's replicate tripled, so with the same seed the interval is exactly the one of
+    # 50 single judgments; resampling the 150 judgments as if independent is about √3
+    # times narrower: the dishonest interval this replaces.
+    tripled = Clusters.of(
+        2, [((3, 0, 0, 0), 20), ((0, 3, 0, 0), 5), ((0, 0, 3, 0), 10), ((0, 0, 0, 3), 15)]
+    )
+    assert tripled.table == [[60, 15], [30, 45]]
+    by_trial = agreement.kappa_interval(tripled)
+    single = agreement.kappa_interval([[20, 5], [10, 15]])
+    by_judgment = agreement.kappa_interval([[60, 15], [30, 45]])
+    assert isinstance(by_trial, Interval)
+    assert isinstance(single, Interval)
+    assert isinstance(by_judgment, Interval)
+    assert (by_trial.low, by_trial.high) == pytest.approx((single.low, single.high))
+    ratio = (by_trial.high - by_trial.low) / (by_judgment.high - by_judgment.low)
+    assert ratio == pytest.approx(math.sqrt(3), rel=0.15)
+
+
+def _reference_interval(
+    trials: list[tuple[int, list[int]]], replicates: int, seed: int
+) -> tuple[float, float]:
+    """A plain reimplementation: draw trials with replacement (each a gate row and its
+    reviewers' judgment columns), pool the drawn trials' judgments into a table, κ of it;
+    the 2.5th and 97.5th percentiles of the defined ones."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    kappas = []
+    for _ in range(replicates):
+        table = [[0, 0], [0, 0]]
+        for index in rng.integers(0, len(trials), len(trials)):
+            gate, judgments = trials[index]
+            for judgment in judgments:
+                table[gate][judgment] += 1
+        kappa = agreement.cohen_kappa(table)
+        if kappa is not None:
+            kappas.append(kappa)
+    low, high = np.percentile(kappas, [2.5, 97.5])
+    return float(low), float(high)
+
+
+def test_cluster_bootstrap_matches_a_plain_reimplementation_over_trials() -> None:
+    # 16 trials (gate row 0 = PASS, 1 = FAIL; judgments 0 = pass, 1 = fail), some judged
+    # by one reviewer, some by two or three who do not always agree.
+    trials = [
+        (0, [0, 0, 0]),
+        (0, [0, 0]),
+        (0, [0]),
+        (0, [0, 1]),
+        (0, [0, 0, 1]),
+        (0, [0]),
+        (0, [1]),
+        (0, [0, 0]),
+        (1, [1, 1, 1]),
+        (1, [1, 1]),
+        (1, [1]),
+        (1, [0, 1]),
+        (1, [1]),
+        (1, [0]),
+        (1, [1, 1]),
+        (1, [0, 0, 1]),
+    ]
+    profiles = []
+    for gate, judgments in trials:
+        cells = [0, 0, 0, 0]
+        for judgment in judgments:
+            cells[gate * 2 + judgment] += 1
+        profiles.append((cells, 1))
+    units = Clusters.of(2, profiles)
+    assert units.units == 16
+    assert units.table == [[12, 3], [4, 11]]
+    interval = agreement.kappa_interval(units, replicates=20000)
+    assert isinstance(interval, Interval)
+    low, high = _reference_interval(trials, 20000, seed=5)
+    # Two independent runs of 20,000 replicates: their percentiles differ by Monte Carlo
+    # error only (about 0.01 here).
+    assert interval.low == pytest.approx(low, abs=0.03)
+    assert interval.high == pytest.approx(high, abs=0.03)
 
 
 def test_kappa_interval_of_a_three_by_three_table_brackets_its_kappa() -> None:
     interval = agreement.kappa_interval([[10, 2, 0], [1, 8, 1], [0, 2, 6]])
-    assert interval is not None
+    assert isinstance(interval, Interval)
     assert interval.low < 0.695946 < interval.high
     assert interval.replicates == agreement.REPLICATES
 
@@ -278,16 +411,24 @@ def test_delta_interval_agrees_with_the_paired_normal_approximation() -> None:
     #   = √0.0019 = 0.04359; 95%: 0.10 ± 1.96 · 0.04359 = [0.0146, 0.1854].
     counts = PairedCounts(both_pass=30, a_only=5, b_only=15, neither=50)
     interval = agreement.delta_interval(counts)
-    assert interval is not None
+    assert isinstance(interval, Interval)
     assert interval.low == pytest.approx(0.0146, abs=0.02)
     assert interval.high == pytest.approx(0.1854, abs=0.02)
 
 
-def test_delta_interval_without_discordant_tasks_is_zero_and_none_without_tasks() -> None:
-    interval = agreement.delta_interval(PairedCounts(both_pass=8, a_only=0, b_only=0, neither=4))
-    assert interval is not None
-    assert (interval.low, interval.high) == (0.0, 0.0)
-    assert agreement.delta_interval(PairedCounts(0, 0, 0, 0)) is None
+def test_delta_gets_no_interval_when_no_task_changed_or_too_few_were_paired(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Decided from the counts, nothing resampled: [0, 0] for no change would claim certainty.
+    monkeypatch.setattr(agreement, "_delta_interval", _failing)
+    cases = [
+        (PairedCounts(both_pass=8, a_only=0, b_only=0, neither=4), Degenerate.NO_CHANGE),
+        (PairedCounts(both_pass=0, a_only=12, b_only=0, neither=0), Degenerate.ONE_CELL),
+        (PairedCounts(both_pass=5, a_only=2, b_only=1, neither=1), Degenerate.TOO_FEW),
+        (PairedCounts(0, 0, 0, 0), Degenerate.EMPTY),
+    ]
+    for counts, reason in cases:
+        assert agreement.delta_interval(counts) == NoInterval(reason)
 
 
 def test_delta_interval_is_read_from_the_cache_and_the_same_when_computed_afresh(

@@ -9,7 +9,7 @@ The fixture (rewards; pass threshold 0.5; judge verdicts in brackets):
     task4    0.1 [FAIL]                0.2 [FAIL]     neither
     task5    0.9                       -              only in A
     task6    -                         0.1            only in B
-    task7    0.9 [PASS], 0.1 [FAIL]    0.9 [PASS]     improvement: 1 of 2 is no majority
+    task7    0.9 [PASS], 0.1 [FAIL]    0.9 [PASS]     tied in A (1 of 2): not paired
 """
 
 from __future__ import annotations
@@ -73,24 +73,30 @@ def test_verifier_outcomes_are_paired_per_task(runs: tuple[Job, Job]) -> None:
     verifier = result.results[0]
     assert verifier.outcome.key == "verifier"
     c = verifier.counts
-    assert (c.both_pass, c.a_only, c.b_only, c.neither) == (1, 1, 2, 1)
-    # A passes 2 of 5 paired tasks, B 3 of 5: delta = (2 - 1) / 5 = 0.2.
-    assert c.delta == pytest.approx(0.2)
-    # Exact McNemar, b = 1, c = 2: P(X <= 1) of Bin(3, 1/2) = 4/8, doubled: p = 1.
+    # task7 tied in A (1 pass of 2 trials): left out, not counted as A's fail (it used to
+    # be, and made it an improvement).
+    assert (c.both_pass, c.a_only, c.b_only, c.neither) == (1, 1, 1, 1)
+    assert verifier.tied == 1
+    # A passes 2 of 4 paired tasks, B 2 of 4: delta = (1 - 1) / 4 = 0.
+    assert c.delta == pytest.approx(0.0)
+    # Exact McNemar, b = 1, c = 1: P(X <= 1) of Bin(2, 1/2) = 3/4, doubled: p = 1.
     assert verifier.test is not None
     assert verifier.test.method == "exact"
+    assert verifier.method == "exact binomial"
     assert verifier.test.p_value == pytest.approx(1.0)
-    assert verifier.interval is not None
-    assert verifier.interval.low <= 0.2 <= verifier.interval.high
+    # Four paired tasks: too few for Δ's interval, and the row says so.
+    assert verifier.interval is None
+    assert verifier.no_interval == "fewer than 10 paired tasks"
     assert (result.only_a, result.only_b) == (1, 1)
 
 
 def test_judge_and_human_outcomes_pair_only_decided_tasks(runs: tuple[Job, Job]) -> None:
     result = compare.compare(*runs)
     judge, human = result.results[1], result.results[2]
-    # task3 has no decided judge verdict in A; task7 A: 1 PASS of 2 is no majority.
+    # task3 has no decided judge verdict in A; task7 A: 1 PASS of 2 is a tie, not paired.
     c = judge.counts
-    assert (c.both_pass, c.a_only, c.b_only, c.neither) == (1, 1, 1, 1)
+    assert (c.both_pass, c.a_only, c.b_only, c.neither) == (1, 1, 0, 1)
+    assert judge.tied == 1
     h = human.counts
     assert (h.both_pass, h.a_only, h.b_only, h.neither) == (0, 1, 0, 0)
 
@@ -98,7 +104,7 @@ def test_judge_and_human_outcomes_pair_only_decided_tasks(runs: tuple[Job, Job])
 def test_flipped_tasks_are_listed_each_way_with_their_trials(runs: tuple[Job, Job]) -> None:
     result = compare.compare(*runs)
     assert [flip.task for flip in result.regressions] == ["task2"]
-    assert [flip.task for flip in result.improvements] == ["task3", "task7"]
+    assert [flip.task for flip in result.improvements] == ["task3"]
     task2 = result.regressions[0]
     assert Trial.objects.get(pk=task2.a_trial).job.name == "run-a"
     assert Trial.objects.get(pk=task2.b_trial).job.name == "run-b"
@@ -107,8 +113,10 @@ def test_flipped_tasks_are_listed_each_way_with_their_trials(runs: tuple[Job, Jo
 def test_each_flip_list_is_cut_at_its_own_limit_and_keeps_its_trials(
     runs: tuple[Job, Job], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # B against A: two regressions (task3, task7) and one improvement (task2); one listed
+    # B against A: two regressions (task3, task8) and one improvement (task2); one listed
     # each way, the rest only counted.
+    _run("run-a", [("task8", 0.1, "")])
+    _run("run-b", [("task8", 0.9, "")])
     monkeypatch.setattr(compare, "MAX_FLIPS", 1)
     a, b = runs
     result = compare.compare(b, a)
@@ -137,7 +145,12 @@ def test_compare_page_shows_the_figures_in_a_fixed_number_of_queries(
     assert response.status_code == 200
     assert "Passed in A, failed in B" in html
     assert "task2" in html
-    assert "0.200" in html
+    # Each delta with its own number of paired tasks beside it, and the tie rule stated.
+    assert "<strong>0.000</strong>" in html
+    assert '<span class="paired-tasks">4 tasks</span>' in html
+    assert '<span class="paired-tasks">3 tasks</span>' in html  # the judge's
+    assert "A tie (exactly half, 1 of 2 say) is neither" in html
+    assert "fewer than 10 paired tasks" in html
     regression = compare.compare(a, b).regressions[0]
     assert f"/compare/trials/{regression.a_trial}/{regression.b_trial}/" in html
 
@@ -209,3 +222,38 @@ def test_the_comparison_reads_new_trials(runs: tuple[Job, Job]) -> None:
     assert compare.compare(a, b) == after
     # The other way round, the regressions are improvements.
     assert [flip.task for flip in compare.compare(b, a).improvements] == ["task1", "task2"]
+
+
+def test_a_tie_is_neither_a_pass_nor_a_fail_and_is_counted_apart() -> None:
+    # One trial passes and one fails in A, both pass in B: the task is not an improvement.
+    _run("tie-a", [("t", 0.9, "PASS"), ("t", 0.1, "FAIL")])
+    _run("tie-b", [("t", 0.9, "PASS"), ("t", 0.8, "PASS")])
+    a, b = Job.objects.get(name="tie-a"), Job.objects.get(name="tie-b")
+    tasks = compare.per_task(a, b)
+    assert tasks[0].a == {"verifier": None, "judge": None, "human": None}
+    assert tasks[0].tied_a == {"verifier", "judge"}  # no human review: undecided, not tied
+    result = compare.compare(a, b)
+    verifier, judge, human = result.results
+    assert verifier.counts.n == judge.counts.n == 0
+    assert (verifier.tied, judge.tied, human.tied) == (1, 1, 0)
+    assert verifier.test is None
+    assert verifier.no_interval == "no paired task"
+    assert result.improvements == []
+
+
+def test_mcnemar_is_worded_as_switched(client: Client, runs: tuple[Job, Job]) -> None:
+    # The switch is where rewards.agreement.mcnemar makes it: exact below 25 changed tasks.
+    from rewards import agreement
+
+    assert agreement.mcnemar(12, 12).method == "exact"
+    assert agreement.mcnemar(13, 12).method == "chi2"
+    assert compare.METHODS == {"exact": "exact binomial", "chi2": "χ², continuity-corrected"}
+    a, b = runs
+    f.login(client, "ann", "analyst")
+    html = client.get(f"/compare/?a={a.pk}&b={b.pk}").content.decode()
+    assert (
+        "McNemar's p uses the exact two-sided binomial test when fewer than 25 paired tasks"
+        " changed outcome (pass → fail plus fail → pass), and from 25 on the χ² test with"
+        " continuity correction (one degree of freedom)."
+    ) in html
+    assert '<span class="muted">exact binomial</span>' in html

@@ -64,7 +64,7 @@ def test_a_kept_agreement_report_asks_for_no_interval(
     calls: list[int] = []
     computed = agreement.kappa_intervals
 
-    def counting(tables: list[tuple[list[list[int]], int]]) -> list[agreement.Interval | None]:
+    def counting(tables: list[tuple[agreement.Clusters, int]]) -> list[agreement.IntervalResult]:
         calls.append(len(tables))
         return computed(tables)
 

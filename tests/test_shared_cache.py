@@ -123,12 +123,13 @@ def _judged_trials() -> dict[str, Trial]:
     made = f.write(
         *(
             f.bundle(name=f"t{i}", reward=0.9, judges=[f.judge("PASS" if i % 3 else "FAIL")])
-            for i in range(8)
+            for i in range(16)
         )
     )
+    # Sixteen trials: enough for κ's interval (ten or more, rewards.agreement.MIN_UNITS).
     for i, trial in enumerate(made):
         add_annotation(trial_id=trial.pk, reviewer=rita, judgment="pass" if i % 2 else "fail")
-        if i < 5:
+        if i < 11:
             add_annotation(trial_id=trial.pk, reviewer=sam, judgment="pass" if i % 4 else "fail")
     return {t.name: t for t in made}
 
@@ -164,8 +165,8 @@ def test_agreement_intervals_are_computed_once_and_read_by_any_process_afterward
 def test_compare_intervals_are_computed_once_and_read_by_any_process_afterwards(
     client: Client, monkeypatch: pytest.MonkeyPatch, record_calls: RecordCalls
 ) -> None:
-    # Run A passes every task, run B every other one.
-    for job, rewards in (("run-a", [0.9] * 6), ("run-b", [0.1, 0.9] * 3)):
+    # Run A passes every task, run B every other one (twelve tasks: enough for an interval).
+    for job, rewards in (("run-a", [0.9] * 12), ("run-b", [0.1, 0.9] * 6)):
         f.write(
             *(
                 f.bundle(job=job, task=f"task{i}", reward=reward, judges=[f.judge("PASS")])
@@ -187,8 +188,8 @@ def test_compare_intervals_are_computed_once_and_read_by_any_process_afterwards(
 
     # A task both runs now have: the paired counts, and so the interval, are new.
     computed.clear()
-    f.write(f.bundle(job="run-b", task="task6", reward=0.1, judges=[f.judge("PASS")]))
-    f.write(f.bundle(job="run-a", task="task6", reward=0.9, judges=[f.judge("PASS")]))
+    f.write(f.bundle(job="run-b", task="task12", reward=0.1, judges=[f.judge("PASS")]))
+    f.write(f.bundle(job="run-a", task="task12", reward=0.9, judges=[f.judge("PASS")]))
     assert client.get(url).content != first
     assert computed
 

@@ -52,8 +52,10 @@ def _form_errors(errors: Any) -> ValidationError:
 )
 def get_agreement(request: HttpRequest) -> dict[str, Any]:
     """The agreement page's figures under the explorer's filters: confusion matrices (rows
-    PASS / FAIL of the gate, columns pass / fail of the human), Cohen's kappa with a 95%
-    bootstrap interval, the breakdown, reviewer pairs and Krippendorff's alpha."""
+    PASS / FAIL of the gate, columns pass / fail of the human, counts of judgments), Cohen's
+    kappa with a 95% bootstrap interval over trials (`kappa_ci`; null with the reason in
+    `kappa_no_interval` under 10 trials or for a degenerate table), the breakdown (task
+    source by default), reviewer pairs and Krippendorff's alpha."""
     form = TrialFilterForm(request.GET)
     page = AgreementForm(request.GET)
     if not form.is_valid():
@@ -76,7 +78,10 @@ def get_agreement(request: HttpRequest) -> dict[str, Any]:
 )
 def get_comparison(request: HttpRequest) -> dict[str, Any]:
     """Paired task outcomes of jobs `a` and `b` (verifier, judge, human): counts, pass rates,
-    the delta with a paired bootstrap interval, McNemar's test and the flipped tasks."""
+    the delta with a paired bootstrap interval over tasks (`delta_ci`; null with the reason
+    in `delta_no_interval`), the tasks a tie left unpaired (`tied_tasks`), McNemar's test
+    (`exact` below 25 changed tasks, else `chi2` with continuity correction) and the flipped
+    tasks."""
     form = CompareForm(request.GET)
     if not form.is_valid():
         raise _form_errors(form.errors)

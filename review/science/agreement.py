@@ -1,9 +1,18 @@
 """Agreement between humans and the automated gates, and between reviewers, under a filter.
 
-The unit is a reviewer's latest annotation of a trial (DESIGN §3: the one that counts). A
-trial that two reviewers judged counts twice, once per reviewer. Defers abstain: they are
-counted apart and never enter a matrix; so do trials whose gate did not decide (no judge,
-an unparseable verdict, no scorers).
+A count is a reviewer's latest annotation of a trial (DESIGN §3: the one that counts). A
+trial that two reviewers judged counts twice in a gate's matrix, once per reviewer, and its
+cell's link lists it once: a cell counts judgments, its link lists trials. Defers abstain:
+they are counted apart and never enter a matrix; so do trials whose gate did not decide (no
+judge, an unparseable verdict, no scorers).
+
+κ's interval resamples trials, not judgments (a cluster bootstrap, `rewards.agreement.
+Clusters`): a trial's two or three judgments share its one gate value and are drawn
+together. What each trial adds to a gate's matrix is read when an interval is first asked
+for: the trials with two or more pass / fail judgments, grouped by what they add, in one
+query (`multi_rated`); every other judgment is a trial of its own. In a reviewer pair's
+matrix every count is already one trial. A table too small or degenerate for an interval
+(`rewards.agreement.kappa_refusal`) shows a dash and the reason.
 
 Everything is counted by the database, from each reviewer's latest judgment of each trial
 (`LatestJudgment`, which carries the gates of its trial): one GROUP BY gives every matrix of
@@ -19,6 +28,7 @@ number of trials.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from typing import Any, cast
@@ -26,7 +36,7 @@ from urllib.parse import urlencode
 
 from django.contrib.auth.models import User
 from django.db import connection
-from django.db.models import Count, F, QuerySet, Sum
+from django.db.models import Count, F, Q, QuerySet, Sum
 from django.http import QueryDict
 from django.urls import reverse
 
@@ -40,7 +50,7 @@ from review.models import (
     PairTally,
 )
 from rewards import agreement
-from rewards.agreement import Interval
+from rewards.agreement import Clusters, Degenerate, Interval, IntervalResult, NoInterval
 from rewards.cache import fingerprint
 from rewards.models import Trial
 
@@ -72,14 +82,21 @@ class Comparison:
     label: str
     param: str  # the explorer filter for the automated side
     values: tuple[str, str]  # that filter's values for PASS and FAIL
+    short: str  # its name in a sentence
 
 
 COMPARISONS = (
-    Comparison("judge", "Judge verdict", "judge_verdict", ("PASS", "FAIL")),
+    Comparison("judge", "Judge verdict", "judge_verdict", ("PASS", "FAIL"), "judge verdict"),
     Comparison(
-        "verifier", "Verifier outcome (reward ≥ pass threshold)", "outcome", ("pass", "fail")
+        "verifier",
+        "Verifier outcome (reward ≥ pass threshold)",
+        "outcome",
+        ("pass", "fail"),
+        "verifier outcome",
     ),
-    Comparison("scorers", "Scorers OVERALL", "scorer_verdict", ("PASS", "FAIL")),
+    Comparison(
+        "scorers", "Scorers OVERALL", "scorer_verdict", ("PASS", "FAIL"), "scorers' OVERALL"
+    ),
 )
 
 
@@ -88,17 +105,30 @@ class Dimension:
     key: str
     label: str
     param: str
+    note: str = ""  # what a reader must know about its matrices
 
 
 DIMENSIONS = {
     d.key: d
     for d in (
-        Dimension("failure_mode", "Failure mode", "failure_mode"),
         Dimension("source", "Task source", "source"),
         Dimension("judge_model", "Judge model", "judge_model"),
+        Dimension(
+            "failure_mode",
+            "Failure mode",
+            "failure_mode",
+            note=(
+                "A failure mode exists only on a FAIL verdict: the judge names one when it"
+                " fails a trial. So by failure mode each judge matrix has a FAIL row only, and"
+                " its κ is 0 or undefined by construction: read it for where reviewers pass"
+                " what the judge failed, not for κ. Trials the judge passed are under (none)."
+            ),
+        ),
     )
 }
-DEFAULT_DIMENSION = "failure_mode"
+# Task source: the judge, the verifier and the scorers each pass and fail within a source,
+# so its matrices are the meaningful ones (failure mode makes every judge matrix degenerate).
+DEFAULT_DIMENSION = "source"
 
 
 @dataclass
@@ -107,22 +137,42 @@ class Cell:
     url: str
 
 
+# What a trial judged by two or more reviewers adds to one gate matrix: (the gate's row,
+# its pass judgments, its fail judgments, how many such trials).
+MultiRated = dict[tuple[str, str | None], list[tuple[int, int, int, int]]]
+
+
 class Intervals:
     """The κ intervals of a page's matrices, computed together the first time the page asks
     for one (those the cache lacks in one array computation, not one per matrix): a page
-    whose HTML is kept asks for none."""
+    whose HTML is kept asks for none, and reads no trial's judgments.
 
-    def __init__(self) -> None:
+    `multi_rated` reads what the trials judged more than once add to each gate matrix (one
+    query, `multi_rated`), the units its cluster bootstrap resamples."""
+
+    def __init__(self, multi_rated: Callable[[], MultiRated] | None = None) -> None:
         self.matrices: list[Matrix] = []
+        self.multi_rated = multi_rated
         self.loaded = False
 
     def load(self) -> None:
         if self.loaded:
             return
         self.loaded = True
-        pending = [(m.counts, m.replicates) for m in self.matrices]
+        multi = self.multi_rated() if self.multi_rated is not None else {}
+        pending = [(m.units(multi), m.replicates) for m in self.matrices]
         for matrix, interval in zip(self.matrices, agreement.kappa_intervals(pending), strict=True):
             matrix.interval_of_batch = interval
+
+
+# Fewer trials than this under a matrix: no interval (rewards.agreement.kappa_refusal).
+MIN_TRIALS = agreement.MIN_UNITS
+_REASONS = {
+    Degenerate.EMPTY: "nothing counted",
+    Degenerate.TOO_FEW: f"fewer than {MIN_TRIALS} trials",
+    Degenerate.ALL_AGREE: "no disagreement: κ is 1 in every resample",
+    Degenerate.NO_SPREAD: "every resample gives the same κ",
+}
 
 
 _NOT_YET = object()
@@ -130,11 +180,17 @@ _NOT_YET = object()
 
 @dataclass
 class Matrix:
-    """A 2x2 confusion matrix: rows the automated outcome, columns the human judgment."""
+    """A 2x2 confusion matrix: rows the automated outcome, columns the human judgment (or
+    reviewer A's judgment and reviewer B's)."""
 
     counts: list[list[int]]
     urls: list[list[str]]
     replicates: int = agreement.REPLICATES
+    # A gate matrix: (comparison, group or None for every group), where its trials judged
+    # more than once are found (`MultiRated`). None: every count is one trial (a pair's).
+    unit_key: tuple[str, str | None] | None = None
+    rows_name: str = "the gate"  # who the rows are, for the reason there is no interval
+    columns_name: str = "the reviewers"
     # The intervals computed with the page's other matrices (`Intervals`), if it has any.
     batch: Intervals | None = field(default=None, repr=False, compare=False)
     interval_of_batch: Any = field(default=_NOT_YET, repr=False, compare=False)
@@ -163,14 +219,53 @@ class Matrix:
     def kappa(self) -> float | None:
         return agreement.cohen_kappa(self.counts)
 
+    def units(self, multi: MultiRated) -> Clusters:
+        """The trials its counts come from, as the bootstrap resamples them: those judged
+        more than once (`multi`) with all their judgments, every other judgment one trial."""
+        if self.unit_key is None:
+            return Clusters.of_cells(self.counts)
+        singles = [list(row) for row in self.counts]
+        profiles: list[tuple[list[int], int]] = []
+        for row, passes, fails, trials in multi.get(self.unit_key, []):
+            singles[row][0] -= passes * trials
+            singles[row][1] -= fails * trials
+            cells = [0, 0, 0, 0]
+            cells[2 * row], cells[2 * row + 1] = passes, fails
+            profiles.append((cells, trials))
+        for index, count in enumerate(c for row in singles for c in row):
+            one = [0, 0, 0, 0]
+            one[index] = 1
+            # Below 0 only when a judgment was written between the counts and this read.
+            profiles.append((one, max(count, 0)))
+        return Clusters.of(2, profiles)
+
     @cached_property
-    def interval(self) -> Interval | None:
+    def interval_result(self) -> IntervalResult:
         if self.batch is not None:
             self.batch.load()
         if self.interval_of_batch is not _NOT_YET:
-            batched: Interval | None = self.interval_of_batch
+            batched: IntervalResult = self.interval_of_batch
             return batched
-        return agreement.kappa_interval(self.counts, replicates=self.replicates)
+        return agreement.kappa_interval(self.units({}), replicates=self.replicates)
+
+    @property
+    def interval(self) -> Interval | None:
+        result = self.interval_result
+        return result if isinstance(result, Interval) else None
+
+    @property
+    def no_interval(self) -> str:
+        """Why κ has no interval (a dash and this on the page), or '' when it has one."""
+        result = self.interval_result
+        if not isinstance(result, NoInterval):
+            return ""
+        if result.reason is Degenerate.ROWS_CONSTANT and self.unit_key is None:
+            return f"{self.rows_name} gave one judgment only"  # a reviewer, in a pair
+        if result.reason is Degenerate.ROWS_CONSTANT:
+            return f"{self.rows_name} never varies here"
+        if result.reason is Degenerate.COLUMNS_CONSTANT:
+            return f"{self.columns_name} gave one judgment only"
+        return _REASONS.get(result.reason, str(result.reason))
 
     def as_dict(self) -> dict[str, Any]:
         interval = self.interval
@@ -183,6 +278,7 @@ class Matrix:
             "observed_agreement": self.observed,
             "kappa": self.kappa,
             "kappa_ci": [interval.low, interval.high] if interval else None,
+            "kappa_no_interval": self.no_interval or None,
         }
 
 
@@ -276,6 +372,7 @@ def _matrix(
     counts: list[list[int]],
     links: ExplorerLinks,
     comparison: Comparison,
+    group_value: str | None,
     replicates: int = agreement.REPLICATES,
     **group: str,
 ) -> Matrix:
@@ -283,7 +380,13 @@ def _matrix(
         [links.url(((None, human),), **{comparison.param: auto}, **group) for human in HUMAN_LABELS]
         for auto in comparison.values
     ]
-    return Matrix(counts=counts, urls=urls, replicates=replicates)
+    return Matrix(
+        counts=counts,
+        urls=urls,
+        replicates=replicates,
+        unit_key=(comparison.key, group_value),
+        rows_name=f"the {comparison.short}",
+    )
 
 
 def _pair_urls(links: ExplorerLinks, a: str, b: str) -> list[list[str]]:
@@ -377,7 +480,7 @@ def report(form: TrialFilterForm, dimension_key: str = DEFAULT_DIMENSION) -> Rep
         results.append(
             ComparisonResult(
                 comparison=comparison,
-                overall=_matrix(overall, links, comparison),
+                overall=_matrix(overall, links, comparison, None),
                 groups=[
                     Group(
                         value,
@@ -385,6 +488,7 @@ def report(form: TrialFilterForm, dimension_key: str = DEFAULT_DIMENSION) -> Rep
                             counts,
                             links,
                             comparison,
+                            value,
                             GROUP_REPLICATES,
                             **{dimension.param: value or NONE_VALUE},
                         ),
@@ -397,8 +501,10 @@ def report(form: TrialFilterForm, dimension_key: str = DEFAULT_DIMENSION) -> Rep
             )
         )
     reviewers = reviewer_agreement(form, links)
-    # Every matrix's κ interval is computed with the others, when the page first asks.
-    batch = Intervals()
+    # Every matrix's κ interval is computed with the others, when the page first asks. No
+    # judgment on a trial with two or more reviewers (the pairs say so): every judgment is a
+    # trial of its own, and there is nothing to read.
+    batch = Intervals((lambda: multi_rated(form, dimension)) if reviewers.pairable else None)
     batch.matrices = [
         *(m for result in results for m in (result.overall, *(g.matrix for g in result.groups))),
         *(pair.matrix for pair in reviewers.pairs),
@@ -466,7 +572,13 @@ def reviewer_agreement(form: TrialFilterForm, links: ExplorerLinks) -> ReviewerA
     for (a, b), counts in shown:
         a_name, b_name = names[a], names[b]
         urls = _pair_urls(links, a_name, b_name)
-        matrix = Matrix(counts=counts, urls=urls, replicates=GROUP_REPLICATES)
+        matrix = Matrix(
+            counts=counts,
+            urls=urls,
+            replicates=GROUP_REPLICATES,
+            rows_name=a_name,
+            columns_name=b_name,
+        )
         pairs.append(ReviewerPair(a=a_name, b=b_name, matrix=matrix))
     return ReviewerAgreement(
         pairs=pairs,
@@ -475,3 +587,45 @@ def reviewer_agreement(form: TrialFilterForm, links: ExplorerLinks) -> ReviewerA
         pairable=round(sum(map(sum, coincidence))),
         coincidence=coincidence,
     )
+
+
+def multi_rated(form: TrialFilterForm, dimension: Dimension) -> MultiRated:
+    """What the trials with two or more pass / fail judgments under the filter add to each
+    gate matrix (overall and per group of `dimension`), for the cluster bootstrap.
+
+    One query: the filter's latest judgments grouped by trial (with its gates and group,
+    the same for all of its rows), kept where two or more reviewers passed or failed it,
+    then grouped again by what they add. Asked only when an interval is computed.
+    """
+    field = form.counted_field
+    gates = ("verifier", "judge_verdict", "scorer_verdict", dimension.key)
+    per_trial = (
+        counted(form)
+        .filter(**{f"{field}__in": HUMAN_LABELS})
+        .order_by()
+        .values("trial_id", *gates)
+        .annotate(
+            passes=Count("pk", filter=Q(**{field: "pass"})),
+            fails=Count("pk", filter=Q(**{field: "fail"})),
+            raters=Count("pk"),
+        )
+        .filter(raters__gt=1)
+    )
+    inner, params = per_trial.query.sql_with_params()
+    columns = ", ".join(connection.ops.quote_name(name) for name in (*gates, "passes", "fails"))
+    sql = f"SELECT {columns}, COUNT(*) FROM ({inner}) per_trial GROUP BY {columns}"  # noqa: S608 (the inner query is Django's, compiled with its parameters apart)
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        rows = cursor.fetchall()
+    keys = {"verifier": 0, "judge": 1, "scorers": 2}
+    multi: MultiRated = defaultdict(list)
+    for row in rows:
+        group, passes, fails, trials = row[3] or "", row[4], row[5], row[6]
+        for comparison in COMPARISONS:
+            gate = row[keys[comparison.key]]
+            if gate not in GATE_LABELS:
+                continue
+            added = (GATE_LABELS.index(gate), passes, fails, trials)
+            multi[(comparison.key, None)].append(added)
+            multi[(comparison.key, group)].append(added)
+    return multi

@@ -1,8 +1,11 @@
 """Two runs (jobs) compared task by task: paired outcomes, flips, deltas and McNemar's test.
 
 A task is paired when both runs have a decided outcome for it. With several trials of a task
-in one run, the task passes in that run when more than half of its decided trials pass (a
-tie fails). Three outcomes are compared, each on its own pairing:
+in one run, the task passes in that run when more than half of its decided trials pass and
+fails when fewer than half do; a tie (exactly half, 1 of 2 say) decides nothing: the task is
+left out of that outcome's pairing and counted apart (`PairedResult.tied`), never taken for a
+fail. Three outcomes are compared, each on its own pairing, so each has its own number of
+paired tasks:
 
 - verifier: reward ≥ the task's pass threshold (every trial decides);
 - judge: the shown judge verdict, PASS or FAIL (no judge or UNPARSEABLE does not decide);
@@ -23,7 +26,7 @@ from django.db.models import OuterRef, Subquery, Sum
 
 from review.models import JobTally
 from rewards import agreement
-from rewards.agreement import Interval, McNemar, PairedCounts
+from rewards.agreement import Degenerate, Interval, McNemar, NoInterval, PairedCounts
 from rewards.models import Job, Task, Trial
 
 # Flipped tasks listed each way; the rest are counted.
@@ -45,12 +48,34 @@ OUTCOMES = (
 )
 
 
+# Fewer paired tasks than this: Δ has no interval (rewards.agreement.delta_refusal).
+MIN_TASKS = agreement.MIN_UNITS
+# Why Δ has no interval, in the page's words.
+_NO_INTERVAL = {
+    Degenerate.EMPTY: "no paired task",
+    Degenerate.TOO_FEW: f"fewer than {MIN_TASKS} paired tasks",
+    Degenerate.NO_CHANGE: "no task changed outcome",
+    Degenerate.ONE_CELL: "every paired task in one cell",
+    Degenerate.NO_SPREAD: "every resample gives the same Δ",
+}
+# McNemar's switch (rewards.agreement.mcnemar), worded as it is implemented.
+EXACT_BELOW = agreement.EXACT_BELOW
+METHODS = {"exact": "exact binomial", "chi2": "χ², continuity-corrected"}
+
+
 @dataclass(frozen=True)
 class PairedResult:
     outcome: Outcome
     counts: PairedCounts
     interval: Interval | None
     test: McNemar | None  # None when no task was decided by both runs: nothing to test
+    tied: int = 0  # tasks both runs decided or tied, a tie in either: not paired
+    no_interval: str = ""  # why Δ has no interval ('' when it has one)
+
+    @property
+    def method(self) -> str:
+        """How McNemar's p was computed, in words."""
+        return METHODS[self.test.method] if self.test else ""
 
     def as_dict(self) -> dict[str, Any]:
         c = self.counts
@@ -64,6 +89,8 @@ class PairedResult:
             "b_pass_rate": c.b_rate,
             "delta": c.delta,
             "delta_ci": [self.interval.low, self.interval.high] if self.interval else None,
+            "delta_no_interval": self.no_interval or None,
+            "tied_tasks": self.tied,
             "mcnemar_p": self.test.p_value if self.test else None,
             "mcnemar_method": self.test.method if self.test else None,
         }
@@ -107,13 +134,27 @@ class TaskOutcomes:
     source: str
     in_a: bool  # the task has trials in A
     in_b: bool
-    a: dict[str, bool | None]  # outcome key → passed in A
+    a: dict[str, bool | None]  # outcome key → passed in A (None: undecided or tied)
     b: dict[str, bool | None]
+    tied_a: frozenset[str] = frozenset()  # the outcomes A's trials tied on
+    tied_b: frozenset[str] = frozenset()
 
 
 def _passed(decided: int, passed: int) -> bool | None:
-    """More than half of the decided trials passed; a tie fails; nothing decided, None."""
-    return passed > decided - passed if decided else None
+    """More than half of the decided trials passed: True; fewer than half: False; exactly
+    half (a tie) or nothing decided: None. A tie is no pass and no fail."""
+    if not decided or 2 * passed == decided:
+        return None
+    return 2 * passed > decided
+
+
+def _tied(row: dict[str, Any] | None) -> frozenset[str]:
+    """The outcomes whose decided trials split exactly in half in this run."""
+    if row is None:
+        return frozenset()
+    return frozenset(
+        o.key for o in OUTCOMES if row[o.decided] and 2 * row[o.passed] == row[o.decided]
+    )
 
 
 def per_task(a: Job, b: Job) -> list[TaskOutcomes]:
@@ -147,6 +188,8 @@ def per_task(a: Job, b: Job) -> list[TaskOutcomes]:
             in_b=task_id in sides[b.pk],
             a=outcomes(sides[a.pk].get(task_id)),
             b=outcomes(sides[b.pk].get(task_id)),
+            tied_a=_tied(sides[a.pk].get(task_id)),
+            tied_b=_tied(sides[b.pk].get(task_id)),
         )
         for task_id, (source, name) in sorted(names.items(), key=lambda t: (t[1], t[0]))
     ]
@@ -167,18 +210,35 @@ def paired(tasks: list[TaskOutcomes], key: str) -> PairedCounts:
     )
 
 
+def tied(tasks: list[TaskOutcomes], key: str) -> int:
+    """The tasks one outcome leaves out of its pairing for a tie: both runs decided or tied
+    it, and at least one tied."""
+    return sum(
+        1
+        for task in tasks
+        if (key in task.tied_a or key in task.tied_b)
+        and (task.a[key] is not None or key in task.tied_a)
+        and (task.b[key] is not None or key in task.tied_b)
+    )
+
+
 def compare(a: Job, b: Job) -> Comparison:
     tasks = per_task(a, b)
     results = []
     for outcome in OUTCOMES:
         counts = paired(tasks, outcome.key)
+        interval = agreement.delta_interval(counts)
         results.append(
             PairedResult(
                 outcome=outcome,
                 counts=counts,
-                interval=agreement.delta_interval(counts),
+                interval=interval if isinstance(interval, Interval) else None,
                 # No paired task: the test has no data, and p = 1.0 would read as "no change".
                 test=agreement.mcnemar(counts.a_only, counts.b_only) if counts.n else None,
+                tied=tied(tasks, outcome.key),
+                no_interval=(
+                    _NO_INTERVAL[interval.reason] if isinstance(interval, NoInterval) else ""
+                ),
             )
         )
     regressed = [t for t in tasks if t.a["verifier"] is True and t.b["verifier"] is False]

@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from review.exports import neutralise
-from review.science.agreement import HUMAN_LABELS, Matrix, Report
+from review.science.agreement import HUMAN_LABELS, MIN_TRIALS, Matrix, Report
 from review.science.compare import Comparison, Flip
 
 AGREEMENT_COLUMNS = [
@@ -29,6 +29,7 @@ AGREEMENT_COLUMNS = [
     "kappa",
     "kappa_ci_low",
     "kappa_ci_high",
+    "kappa_no_interval",
 ]
 COMPARE_COLUMNS = [
     "outcome",
@@ -44,6 +45,8 @@ COMPARE_COLUMNS = [
     "delta_ci_high",
     "mcnemar_p",
     "mcnemar_method",
+    "delta_no_interval",
+    "tied_tasks",
 ]
 
 
@@ -55,12 +58,18 @@ def matrix_dict(matrix: Matrix) -> dict[str, Any]:
         "observed_agreement": matrix.observed,
         "kappa": matrix.kappa,
         "kappa_ci": [interval.low, interval.high] if interval else None,
+        "kappa_no_interval": matrix.no_interval or None,
     }
 
 
 def agreement_dict(report: Report) -> dict[str, Any]:
     return {
         "unit": "each reviewer's latest judgment of a trial; defers abstain",
+        "interval": (
+            "95% percentile bootstrap over trials (a trial's judgments drawn together);"
+            f" none (kappa_no_interval says why) under {MIN_TRIALS} trials or for a"
+            " degenerate table"
+        ),
         "judgments": report.judgments,
         "defers": report.defers,
         "breakdown": report.dimension.key,
@@ -100,6 +109,7 @@ def _matrix_cells(matrix: Matrix) -> list[Any]:
         matrix.kappa,
         interval.low if interval else None,
         interval.high if interval else None,
+        matrix.no_interval,
     ]
 
 
@@ -156,6 +166,8 @@ def compare_rows(result: Comparison) -> Iterable[list[Any]]:
             ci[1],
             d["mcnemar_p"],
             d["mcnemar_method"],
+            d["delta_no_interval"],
+            d["tied_tasks"],
         ]
 
 

@@ -50,6 +50,7 @@ def agreement_page(request: HttpRequest) -> HttpResponse:
             "csv_query": next(q for _, q, current in dimensions if current),
             "explorer_url": with_query(reverse("review:explorer"), query.urlencode()),
             "query": query.urlencode(),
+            "min_units": agreement.MIN_TRIALS,
         },
     )
 

@@ -36,6 +36,8 @@ def compare_runs(request: HttpRequest) -> HttpResponse:
             "corrected": [
                 (job, corrected[job.pk]) for job in ((result.a, result.b) if result else ())
             ],
+            "min_tasks": compare.MIN_TASKS,
+            "exact_below": compare.EXACT_BELOW,
         },
     )
 
