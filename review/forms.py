@@ -93,6 +93,8 @@ class TrialPageForm(forms.Form):
     filtered = forms.BooleanField(required=False, widget=forms.HiddenInput)
     # The page was opened from the review queue: show the queue's Skip / Next controls.
     queue = forms.BooleanField(required=False, widget=forms.HiddenInput)
+    # A fact check whose cited quotes the trajectory marks: `<verdict id>.<check index>`.
+    cite = forms.RegexField(regex=r"^[0-9]{1,18}\.[0-9]{1,6}$", required=False)
 
     def _cleaned(self) -> dict[str, Any]:
         self.is_valid()
@@ -112,6 +114,15 @@ class TrialPageForm(forms.Form):
     @property
     def in_queue(self) -> bool:
         return bool(self._cleaned().get("queue"))
+
+    @property
+    def cited(self) -> tuple[int, int] | None:
+        """The verdict id and fact-check index named by `cite`, if any."""
+        raw = self._cleaned().get("cite") or ""
+        if not raw:
+            return None
+        verdict, index = raw.split(".")
+        return int(verdict), int(index)
 
     @property
     def step_kinds(self) -> list[str]:
