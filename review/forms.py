@@ -199,6 +199,17 @@ class AgreementForm(forms.Form):
         return agreement.DEFAULT_DIMENSION
 
 
+class AlignedPageForm(forms.Form):
+    """`?page=N`: the page of aligned steps shown side by side (from 1)."""
+
+    page = forms.IntegerField(min_value=1, max_value=1_000_000, required=False)
+
+    @property
+    def page_number(self) -> int:
+        self.is_valid()
+        return getattr(self, "cleaned_data", {}).get("page") or 1
+
+
 class CompareForm(forms.Form):
     """`?a=<job>&b=<job>`: the two runs, by id; the same job twice is refused."""
 

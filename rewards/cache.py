@@ -18,6 +18,10 @@ process makes (a job saved, an ingest) reaches them all.
   Derived from rows: dropped when a Job is saved or deleted, and by the ingest writer when it
   creates jobs in bulk (no signal then); `JOB_CHOICES_TTL` bounds what a write outside both
   leaves stale (SQL, the demo seed's bulk path).
+- `alignment:v1:<trial a>:<trial b>:<digest>` (`alignment_key`): two trials' trajectories
+  aligned step by step (`rewards.alignment`), keyed by both trials' versions (content digest
+  and last update), so a trial stored again is another key and nothing needs dropping; kept
+  `ALIGNMENT_TTL`. Bump `v1` when `rewards.alignment.Alignment` changes shape.
 - `template.cache.<fragment>.*`: page fragments kept by `{% cache %}` under what they show:
   the explorer's rows (their values and links), agreement's report, a job's figures and
   compare's job pickers, each under `fingerprint` of its data or the rows themselves, so a
@@ -61,6 +65,15 @@ def cached_intervals[A, V](
         cache.set_many(dict(computed), INTERVAL_TTL)
         values.update(computed)
     return values
+
+
+# --- aligned trajectories ----------------------------------------------------------------------
+ALIGNMENT_TTL = 24 * 60 * 60
+
+
+def alignment_key(a: int, a_version: Hashable, b: int, b_version: Hashable) -> str:
+    digest = hashlib.blake2b(repr((a_version, b_version)).encode(), digest_size=16).hexdigest()
+    return f"alignment:v1:{a}:{b}:{digest}"
 
 
 # --- page fragments ---------------------------------------------------------------------------
