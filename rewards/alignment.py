@@ -22,14 +22,15 @@ to each step (ATIF step metrics and timestamps) ride along, as does a short prev
 step, so a page of rows shows without reading the trajectories again.
 
 An alignment is computed once per pair of trial versions and kept in Django's cache under
-`rewards.cache.alignment_key`.
+`rewards.cache.alignment_key`, as a small head (row count, divergence, step counts) and its
+pages of rows, so that showing a page never unpickles the whole alignment.
 """
 
 from __future__ import annotations
 
 import difflib
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -172,20 +173,48 @@ def _version(trial: Trial) -> tuple[str, str]:
     return trial.content_digest, trial.updated_at.isoformat() if trial.updated_at else ""
 
 
-def alignment_for(a: Trial, b: Trial) -> Alignment:
-    """The two trials' trajectories aligned: from the cache, else computed (one query for
-    both trajectories) and kept; a trial stored again is another key."""
+@dataclass(frozen=True)
+class Head:
+    """What a page of an alignment needs besides its rows."""
+
+    key: str  # the alignment's cache key: also what a rendered page is cached under
+    rows: int
+    divergence: int | None
+    a_steps: int
+    b_steps: int
+
+    def pages(self, size: int) -> int:
+        return max(1, -(-self.rows // size))
+
+
+@dataclass(frozen=True)
+class AlignedPage:
+    head: Head
+    number: int  # from 1, within the alignment's pages
+    rows: list[Row]
+
+
+def alignment_for(a: Trial, b: Trial, page: int, size: int) -> AlignedPage:
+    """One page of the two trials' trajectories aligned. The alignment is kept in the cache
+    as its head and its pages of `size` rows, so a page reads one round trip and unpickles
+    only its own rows; on a miss it is computed (one query for both trajectories) and kept
+    whole. A trial stored again is another key."""
     key = alignment_key(a.pk, _version(a), b.pk, _version(b))
-    kept: Alignment | None = cache.get(key)
-    if kept is not None:
-        return kept
+    head: Head | None = cache.get(f"{key}:head")
+    if head is not None:
+        number = min(max(1, page), head.pages(size))
+        rows: list[Row] | None = cache.get(f"{key}:{size}:{number}")
+        if rows is not None:
+            return AlignedPage(head, number, rows)
     trajectories = dict(
         TrialDetail.objects.filter(trial__in=[a.pk, b.pk]).values_list("trial_id", "trajectory")
     )
-    computed = align(trajectories.get(a.pk), trajectories.get(b.pk))
-    cache.set(key, computed, ALIGNMENT_TTL)
-    return computed
-
-
-def page_of(alignment: Alignment, page: int, size: int) -> Sequence[Row]:
-    return alignment.rows[(page - 1) * size : page * size]
+    aligned = align(trajectories.get(a.pk), trajectories.get(b.pk))
+    head = Head(key, len(aligned.rows), aligned.divergence, aligned.a_steps, aligned.b_steps)
+    pages = head.pages(size)
+    kept: dict[str, Any] = {f"{key}:head": head}
+    for number in range(1, pages + 1):
+        kept[f"{key}:{size}:{number}"] = aligned.rows[(number - 1) * size : number * size]
+    cache.set_many(kept, ALIGNMENT_TTL)
+    number = min(max(1, page), pages)
+    return AlignedPage(head, number, aligned.rows[(number - 1) * size : number * size])

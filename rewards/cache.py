@@ -21,7 +21,9 @@ process makes (a job saved, an ingest) reaches them all.
 - `alignment:v1:<trial a>:<trial b>:<digest>` (`alignment_key`): two trials' trajectories
   aligned step by step (`rewards.alignment`), keyed by both trials' versions (content digest
   and last update), so a trial stored again is another key and nothing needs dropping; kept
-  `ALIGNMENT_TTL`. Bump `v1` when `rewards.alignment.Alignment` changes shape.
+  `ALIGNMENT_TTL` as `…:head` and `…:<page size>:<page>` (the rows of each page). The page
+  showing it keeps each rendered page under the same key (`{% cache %}` aligned-steps).
+  Bump `v1` when `rewards.alignment.Head` or `Row` changes shape.
 - `template.cache.<fragment>.*`: page fragments kept by `{% cache %}` under what they show:
   the explorer's rows (their values and links), agreement's report, a job's figures and
   compare's job pickers, each under `fingerprint` of its data or the rows themselves, so a

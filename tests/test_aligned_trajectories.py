@@ -114,7 +114,8 @@ def test_two_long_trajectories_are_aligned_once_and_shown_a_page_at_a_time(
     assert 'id="divergence"' not in first
     assert first.count('class="aligned-row') == 200
     assert "step 201" not in first  # the next page's steps are not rendered
-    assert cache.get(alignment_key(a.pk, alignment._version(a), b.pk, alignment._version(b)))
+    key = alignment_key(a.pk, alignment._version(a), b.pk, alignment._version(b))
+    assert cache.get(f"{key}:head").divergence == 1500
 
     # 1 the user, 2 both trials, 3 their diffs, 4 scorers, 5 judge verdicts: the roles and
     # the alignment are kept; no trajectory is read.
@@ -131,13 +132,15 @@ def test_two_long_trajectories_are_aligned_once_and_shown_a_page_at_a_time(
 
 def test_a_trial_stored_again_is_aligned_again() -> None:
     a, b = _pair(5, diverge_at=3)
-    assert alignment.alignment_for(a, b).divergence == 2
+    page = alignment.alignment_for(a, b, 2, size=4)
+    assert (page.head.divergence, page.number, len(page.rows)) == (2, 2, 1)
     Trial.objects.filter(pk=b.pk).update(content_digest="changed")
     b.refresh_from_db()
     key = alignment_key(a.pk, alignment._version(a), b.pk, alignment._version(b))
-    assert cache.get(key) is None
-    alignment.alignment_for(a, b)
-    assert cache.get(key) is not None
+    assert cache.get(f"{key}:head") is None
+    alignment.alignment_for(a, b, 1, size=4)
+    assert cache.get(f"{key}:head") is not None
+    assert len(cache.get(f"{key}:4:1")) == 4
 
 
 def test_one_sided_steps_are_shown_as_such_and_escaped(client: Client) -> None:

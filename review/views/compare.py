@@ -57,24 +57,23 @@ def _column(
 
 def _aligned_context(request: HttpRequest, a: Trial, b: Trial) -> dict[str, Any]:
     """A page of the two trajectories' aligned steps, and where the first divergence is."""
-    aligned = alignment.alignment_for(a, b)
-    pages = max(1, -(-len(aligned.rows) // ALIGNED_ROWS_PER_PAGE))
-    page = min(AlignedPageForm(request.GET).page_number, pages)
-    divergence_page = (
-        aligned.divergence // ALIGNED_ROWS_PER_PAGE + 1 if aligned.divergence is not None else None
-    )
-    first_row = (page - 1) * ALIGNED_ROWS_PER_PAGE
+    wanted = AlignedPageForm(request.GET).page_number
+    page = alignment.alignment_for(a, b, wanted, ALIGNED_ROWS_PER_PAGE)
+    head = page.head
+    divergence = head.divergence
+    first_row = (page.number - 1) * ALIGNED_ROWS_PER_PAGE
+    divergence_page = divergence // ALIGNED_ROWS_PER_PAGE + 1 if divergence is not None else None
     return {
-        "aligned": aligned,
-        "aligned_rows": alignment.page_of(aligned, page, ALIGNED_ROWS_PER_PAGE),
-        "aligned_page": page,
-        "aligned_pages": pages,
+        "aligned": head,
+        "aligned_rows": page.rows,
+        "aligned_page": page.number,
+        "aligned_pages": head.pages(ALIGNED_ROWS_PER_PAGE),
         # The divergence's position among this page's rows (None when it is on another page).
-        "divergence_here": aligned.divergence - first_row
-        if divergence_page == page and aligned.divergence is not None
+        "divergence_here": divergence - first_row
+        if divergence is not None and divergence_page == page.number
         else None,
         "divergence_page": divergence_page,
-        "divergence_row": aligned.divergence + 1 if aligned.divergence is not None else None,
+        "divergence_row": divergence + 1 if divergence is not None else None,
     }
 
 
