@@ -93,6 +93,8 @@ class TrialPageForm(forms.Form):
     filtered = forms.BooleanField(required=False, widget=forms.HiddenInput)
     # The page was opened from the review queue: show the queue's Skip / Next controls.
     queue = forms.BooleanField(required=False, widget=forms.HiddenInput)
+    # A fact check whose cited quotes the trajectory marks: `<verdict id>.<check index>`.
+    cite = forms.RegexField(regex=r"^[0-9]{1,18}\.[0-9]{1,6}$", required=False)
 
     def _cleaned(self) -> dict[str, Any]:
         self.is_valid()
@@ -112,6 +114,15 @@ class TrialPageForm(forms.Form):
     @property
     def in_queue(self) -> bool:
         return bool(self._cleaned().get("queue"))
+
+    @property
+    def cited(self) -> tuple[int, int] | None:
+        """The verdict id and fact-check index named by `cite`, if any."""
+        raw = self._cleaned().get("cite") or ""
+        if not raw:
+            return None
+        verdict, index = raw.split(".")
+        return int(verdict), int(index)
 
     @property
     def step_kinds(self) -> list[str]:
@@ -186,6 +197,17 @@ class AgreementForm(forms.Form):
         if self.is_valid() and self.cleaned_data["by"]:
             return str(self.cleaned_data["by"])
         return agreement.DEFAULT_DIMENSION
+
+
+class AlignedPageForm(forms.Form):
+    """`?page=N`: the page of aligned steps shown side by side (from 1)."""
+
+    page = forms.IntegerField(min_value=1, max_value=1_000_000, required=False)
+
+    @property
+    def page_number(self) -> int:
+        self.is_valid()
+        return getattr(self, "cleaned_data", {}).get("page") or 1
 
 
 class CompareForm(forms.Form):

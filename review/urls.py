@@ -67,4 +67,5 @@ urlpatterns = [
     path("compare/", compare.compare_runs, name="compare"),
     path("compare.csv", compare.compare_csv, name="compare-csv"),
     path("compare/trials/<int:a>/<int:b>/", compare.compare_trials, name="compare-trials"),
+    path("trials/<int:pk>/others/", compare.other_trials, name="other-trials"),
 ]

@@ -26,6 +26,12 @@ process makes (a job saved, an ingest) reaches them all.
   `CALIBRATION_TTL` lets unused reports leave (and bounds what a deleted trial leaves stale).
 - `judge-versions:v1:<job id>:<newest verdict id>` (`judge_versions_key`): a job's shown judge
   verdicts counted by judge version (review.science.calibration.shown_versions), the same way.
+- `alignment:v1:<trial a>:<trial b>:<digest>` (`alignment_key`): two trials' trajectories
+  aligned step by step (`rewards.alignment`), keyed by both trials' versions (content digest
+  and last update), so a trial stored again is another key and nothing needs dropping; kept
+  `ALIGNMENT_TTL` as `…:head` and `…:<page size>:<page>` (the rows of each page). The page
+  showing it keeps each rendered page under the same key (`{% cache %}` aligned-steps).
+  Bump `v1` when `rewards.alignment.Head` or `Row` changes shape.
 - `template.cache.<fragment>.*`: page fragments kept by `{% cache %}` under what they show:
   the explorer's rows (their values and links), agreement's report, a job's figures and
   compare's job pickers, each under `fingerprint` of its data or the rows themselves, so a
@@ -69,6 +75,15 @@ def cached_intervals[A, V](
         cache.set_many(dict(computed), INTERVAL_TTL)
         values.update(computed)
     return values
+
+
+# --- aligned trajectories ----------------------------------------------------------------------
+ALIGNMENT_TTL = 24 * 60 * 60
+
+
+def alignment_key(a: int, a_version: Hashable, b: int, b_version: Hashable) -> str:
+    digest = hashlib.blake2b(repr((a_version, b_version)).encode(), digest_size=16).hexdigest()
+    return f"alignment:v1:{a}:{b}:{digest}"
 
 
 # --- page fragments ---------------------------------------------------------------------------

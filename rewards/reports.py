@@ -88,6 +88,16 @@ def stages(raw: Any) -> list[tuple[str, Any]]:
     ]
 
 
+def numbered_steps(raw: Any) -> list[Mapping[str, Any]]:
+    """Every ATIF step of a trajectory in order, a multi-step trial's stages one after the
+    other: step N (what the judge is shown as `[step N]` and cites) is item N - 1. A stage
+    that is not ATIF has no steps."""
+    found: list[Mapping[str, Any]] = []
+    for _, trajectory in stages(raw):
+        found.extend(steps(trajectory) or [])
+    return found
+
+
 def first_user_message(raw: Any) -> str:
     """The first message a user step gave the agent: the task as the agent received it."""
     for _, trajectory in stages(raw):

@@ -200,10 +200,35 @@ class ScorerResult(StrictModel):
         return self
 
 
+def _unset(value: Any) -> bool:
+    return value is None
+
+
+class Citation(StrictModel):
+    """Where a fact check's evidence is: a step of the trial's trajectory (numbered as the
+    judge is shown it, `[step N]`) and a short quote of that step's text.
+
+    `found`, `part`, `start` and `end` are Trialdesk's finding (`rewards.citations`), made
+    when the verdict is stored and never taken as given: the quote's character range in
+    that part of the step (`rewards.reports.step_parts`), or `found` false ("citation not
+    found") when the quote does not occur in the cited step."""
+
+    step: int
+    quote: str
+    # Written only once checked: an unchecked citation is written as the judge gave it.
+    found: bool | None = Field(default=None, exclude_if=_unset)
+    part: int | None = Field(default=None, exclude_if=_unset)
+    start: int | None = Field(default=None, exclude_if=_unset)
+    end: int | None = Field(default=None, exclude_if=_unset)
+
+
 class FactCheck(StrictModel):
     claim: str
     status: Annotated[str, Field(max_length=64)]
     evidence: str = ""
+    # A fact check without citations is written as before citations existed, so stored
+    # verdicts, exports and the content digests of earlier trials stay as they were.
+    citations: list[Citation] = Field(default_factory=list, exclude_if=lambda found: not found)
 
 
 class JudgeVerdict(StrictModel):

@@ -22,7 +22,9 @@ GOOD_ANSWER: dict[str, Any] = {
     "efficiency": 3,
     "failure_mode": "tests edited",
     "reasoning": "The agent changed the graded test instead of the code.",
-    "fact_checks": [{"claim": "all tests pass", "status": "refuted", "evidence": "edited test"}],
+    "fact_checks": [
+        {"claim": "all tests pass", "status": "refuted", "evidence": "edited test", "citations": []}
+    ],
 }
 
 

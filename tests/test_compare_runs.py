@@ -175,20 +175,26 @@ def test_side_by_side_shows_both_trials(
     regression = compare.compare(*runs).regressions[0]
     f.login(client, "ann", "analyst")
     url = f"/compare/trials/{regression.a_trial}/{regression.b_trial}/"
-    # the user, their role groups, both trials, their details, scorers and judge
-    # verdicts.
-    with django_assert_num_queries(6):
+    # the user, their role groups, both trials, their diffs, scorers and judge verdicts,
+    # and (the alignment not kept yet) both trajectories.
+    with django_assert_num_queries(7):
         response = client.get(url)
     html = response.content.decode()
     assert response.status_code == 200
-    # Each section is a row of the two trials' cards.
-    for section in ("Scorers", "Judge verdict", "Trajectory", "Diff"):
+    # Each section is a row of the two trials' cards; the trajectories are one aligned table.
+    for section in ("Scorers", "Judge verdict", "Diff"):
         assert f'aria-label="{section} of trial A"' in html
         assert f'aria-label="{section} of trial B"' in html
+    assert 'id="aligned"' in html
     assert "run-a" in html
     assert "run-b" in html
     assert "I will compute it." in html  # the trajectory
     assert "answer.json" in html  # the diff
+    # Again: the roles and the alignment are kept, no trajectory is read.
+    with django_assert_num_queries(5) as again:
+        again_html = client.get(url).content.decode()
+    assert again_html.split('id="aligned"')[1] == html.split('id="aligned"')[1]
+    assert not any("trajectory" in q["sql"] for q in again.captured_queries)
     assert client.get(f"/compare/trials/{regression.a_trial}/999999/").status_code == 404
 
 

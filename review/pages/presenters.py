@@ -92,20 +92,58 @@ def scorer_rows(
 
 # --- judge --------------------------------------------------------------------------------
 @dataclass(frozen=True)
+class CitationLink:
+    """A fact check's citation as the matrix shows it: a link to the step that holds the
+    quote (the page marks it), or the quote marked "citation not found"."""
+
+    step: str
+    quote: str
+    url: str = ""  # empty: the quote was not found in its step
+
+
+@dataclass(frozen=True)
 class FactCheckRow:
     claim: str
     status: str
     evidence: str
     tone: str  # ok / bad / neutral: a CSS hint; the status text is always shown
+    citations: list[CitationLink] = field(default_factory=list)
 
 
 _OK_STATUSES = {"supported", "verified", "true", "pass", "passed", "correct", "confirmed"}
 _BAD_STATUSES = {"contradicted", "refuted", "false", "fail", "failed", "incorrect", "unsupported"}
 
 
-def fact_check_rows(raw: Any) -> list[FactCheckRow]:
+def _found_citations(item: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    citations = item.get("citations")
+    return [c for c in citations if isinstance(c, Mapping)] if isinstance(citations, list) else []
+
+
+def _citation_links(
+    item: Mapping[str, Any], page_url: str, verdict_id: int | None, index: int
+) -> list[CitationLink]:
+    """The check's citations; a found one links to the page marking the check's quotes
+    (`?cite=<verdict>.<check>`) at its step's anchor."""
+    links = []
+    for citation in _found_citations(item):
+        step = citation.get("step")
+        found = citation.get("found") is True and isinstance(step, int) and verdict_id is not None
+        links.append(
+            CitationLink(
+                step=as_text(step),
+                quote=as_text(citation.get("quote")),
+                url=f"{page_url}?cite={verdict_id}.{index}#step-{step}" if found else "",
+            )
+        )
+    return links
+
+
+def fact_check_rows(
+    raw: Any, page_url: str = "", verdict_id: int | None = None
+) -> list[FactCheckRow]:
+    """The fact-check matrix of the verdict `verdict_id` (whose `fact_checks` is `raw`)."""
     rows = []
-    for item in raw if isinstance(raw, list) else []:
+    for index, item in enumerate(raw if isinstance(raw, list) else []):
         if not isinstance(item, Mapping):
             rows.append(FactCheckRow(as_text(item), "", "", "neutral"))
             continue
@@ -113,9 +151,67 @@ def fact_check_rows(raw: Any) -> list[FactCheckRow]:
         lowered = status.strip().lower()
         tone = "ok" if lowered in _OK_STATUSES else "bad" if lowered in _BAD_STATUSES else "neutral"
         rows.append(
-            FactCheckRow(as_text(item.get("claim")), status, as_text(item.get("evidence")), tone)
+            FactCheckRow(
+                as_text(item.get("claim")),
+                status,
+                as_text(item.get("evidence")),
+                tone,
+                _citation_links(item, page_url, verdict_id, index),
+            )
         )
     return rows
+
+
+# Where a cited fact check's quotes are, by (step number, part index): character ranges.
+Marks = dict[tuple[int, int], list[tuple[int, int]]]
+
+
+def citation_marks(fact_checks: Any, index: int) -> Marks:
+    """The ranges to mark for fact check `index` of a verdict's stored `fact_checks`: its
+    found citations (checked when the verdict was stored, `rewards.citations`)."""
+    checks = fact_checks if isinstance(fact_checks, list) else []
+    item = checks[index] if 0 <= index < len(checks) else None
+    marks: Marks = {}
+    for citation in _found_citations(item) if isinstance(item, Mapping) else []:
+        step, part = citation.get("step"), citation.get("part")
+        start, end = citation.get("start"), citation.get("end")
+        values = (step, part, start, end)
+        if citation.get("found") is True and all(
+            isinstance(v, int) and not isinstance(v, bool) for v in values
+        ):
+            marks.setdefault((step, part), []).append((start, end))  # type: ignore[arg-type]
+    return marks
+
+
+@dataclass(frozen=True)
+class Segment:
+    text: str
+    marked: bool = False
+
+
+def marked_segments(text: str, ranges: Iterable[tuple[int, int]]) -> list[Segment]:
+    """`text` cut into runs, those inside `ranges` (character offsets, end exclusive)
+    marked; overlapping ranges merge, ranges past the end of `text` (a part shown cut)
+    are cut with it. The template escapes every run and puts `<mark>` around marked ones."""
+    spans: list[list[int]] = []
+    for start, end in sorted(ranges):
+        start, end = max(0, start), min(len(text), end)
+        if start >= end:
+            continue
+        if spans and start <= spans[-1][1]:
+            spans[-1][1] = max(spans[-1][1], end)
+        else:
+            spans.append([start, end])
+    segments = []
+    at = 0
+    for start, end in spans:
+        if start > at:
+            segments.append(Segment(text[at:start]))
+        segments.append(Segment(text[start:end], marked=True))
+        at = end
+    if at < len(text):
+        segments.append(Segment(text[at:]))
+    return segments
 
 
 # --- reward breakdown ---------------------------------------------------------------------
@@ -360,6 +456,8 @@ class StepPart:
     text: str
     cut: int = 0
     name: str = ""  # the tool's name, as the agent wrote it
+    # The part's text in runs, some marked (a cited quote); empty when nothing is marked.
+    segments: list[Segment] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -369,6 +467,10 @@ class Step:
     timestamp: str
     model: str
     parts: list[StepPart]
+    # The step's position in the trajectory, from 1: its anchor (`#step-N`) and the number
+    # the judge cites it by (`rewards.reports.numbered_steps`).
+    index: int = 0
+    cited: bool = False  # a part holds a marked quote
 
     @property
     def source_class(self) -> str:
@@ -385,16 +487,19 @@ class Trajectory:
     unreadable: str = ""  # the raw text when the trajectory has no steps we can read
 
 
-def _step_parts(step: Mapping[str, Any]) -> list[StepPart]:
+def _step_parts(step: Mapping[str, Any], number: int, marks: Marks) -> list[StepPart]:
     parts = []
-    for part in reports.step_parts(step):
+    for index, part in enumerate(reports.step_parts(step)):
         shown, cut = clip(part.text)
-        parts.append(StepPart(part.kind, part.label, shown, cut, part.name))
+        ranges = marks.get((number, index))
+        segments = marked_segments(shown, ranges) if ranges else []
+        parts.append(StepPart(part.kind, part.label, shown, cut, part.name, segments))
     return parts
 
 
-def trajectory(raw: Any, kinds: Sequence[str]) -> Trajectory:
-    """ATIF steps (user, agent, system) broken into parts, keeping only `kinds`."""
+def trajectory(raw: Any, kinds: Sequence[str], marks: Marks | None = None) -> Trajectory:
+    """ATIF steps (user, agent, system) broken into parts, keeping only `kinds`; the
+    ranges in `marks` (a cited fact check's quotes) are marked."""
     if raw is None:
         return Trajectory(steps=[])
     steps_raw = reports.steps(raw)
@@ -405,7 +510,7 @@ def trajectory(raw: Any, kinds: Sequence[str]) -> Trajectory:
     counts = dict.fromkeys(reports.STEP_PART_KINDS, 0)
     steps = []
     for index, item in enumerate(steps_raw, start=1):
-        parts = _step_parts(item)
+        parts = _step_parts(item, index, marks or {})
         for part in parts:
             counts[part.kind] = counts.get(part.kind, 0) + 1
         visible = [p for p in parts if p.kind in wanted]
@@ -417,6 +522,8 @@ def trajectory(raw: Any, kinds: Sequence[str]) -> Trajectory:
                     timestamp=as_text(item.get("timestamp", "")),
                     model=as_text(item.get("model_name", "")),
                     parts=visible,
+                    index=index,
+                    cited=any(p.segments for p in visible),
                 )
             )
     schema = as_text(raw.get("schema_version", "")) if isinstance(raw, Mapping) else ""

@@ -6,14 +6,15 @@ from typing import Any
 
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpResponse
-from django.shortcuts import render
+from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_GET
 
-from review.forms import STEP_KINDS, CompareForm
+from review.forms import AlignedPageForm, CompareForm
 from review.http import HttpRequest
 from review.pages import presenters
 from review.roles import browse_required
 from review.science import calibration, compare, figures
+from rewards import alignment
 from rewards.models import JudgeVerdict, ScorerResult, Trial, TrialDetail
 
 
@@ -42,21 +43,47 @@ def compare_runs(request: HttpRequest) -> HttpResponse:
     )
 
 
+# Aligned steps shown per page: a 2,000-step pair is ten pages, none reading a trajectory.
+ALIGNED_ROWS_PER_PAGE = 200
+# Other trials of a task offered for a side-by-side view, the latest first.
+OTHER_TRIALS_LISTED = 100
+
+
 def _column(
     trial: Trial,
-    details: dict[int, TrialDetail],
+    diffs: dict[int, str],
     scorers: list[ScorerResult],
     judges: list[JudgeVerdict],
 ) -> dict[str, Any]:
-    detail = details.get(trial.pk)
     own_scorers = [s for s in scorers if s.trial_id == trial.pk]
     own_judges = [j for j in judges if j.trial_id == trial.pk]
     return {
         "trial": trial,
         "scorers": own_scorers,
         "judge": own_judges[0] if own_judges else None,
-        "trajectory": presenters.trajectory(detail.trajectory if detail else None, STEP_KINDS),
-        "diff": presenters.diff(detail.workspace_diff if detail else ""),
+        "diff": presenters.diff(diffs.get(trial.pk, "")),
+    }
+
+
+def _aligned_context(request: HttpRequest, a: Trial, b: Trial) -> dict[str, Any]:
+    """A page of the two trajectories' aligned steps, and where the first divergence is."""
+    wanted = AlignedPageForm(request.GET).page_number
+    page = alignment.alignment_for(a, b, wanted, ALIGNED_ROWS_PER_PAGE)
+    head = page.head
+    divergence = head.divergence
+    first_row = (page.number - 1) * ALIGNED_ROWS_PER_PAGE
+    divergence_page = divergence // ALIGNED_ROWS_PER_PAGE + 1 if divergence is not None else None
+    return {
+        "aligned": head,
+        "aligned_rows": page.rows,
+        "aligned_page": page.number,
+        "aligned_pages": head.pages(ALIGNED_ROWS_PER_PAGE),
+        # The divergence's position among this page's rows (None when it is on another page).
+        "divergence_here": divergence - first_row
+        if divergence is not None and divergence_page == page.number
+        else None,
+        "divergence_page": divergence_page,
+        "divergence_row": divergence + 1 if divergence is not None else None,
     }
 
 
@@ -64,22 +91,52 @@ def _column(
 @login_required
 @browse_required
 def compare_trials(request: HttpRequest, a: int, b: int) -> HttpResponse:
-    """Two trials side by side: header, gates, scorers, judge, trajectory and diff."""
+    """Two trials side by side: header, gates, scorers, judge, their trajectories aligned
+    step by step (a page at a time) and their diffs."""
     trials = Trial.objects.list_columns().defer("job__config", "job__stats").in_bulk([a, b])
     if a not in trials or b not in trials:
         raise Http404
-    details = {
-        d.trial_id: d
-        for d in TrialDetail.objects.filter(trial__in=[a, b]).only(
-            "trial_id", "trajectory", "workspace_diff"
-        )
-    }
+    diffs = dict(
+        TrialDetail.objects.filter(trial__in=[a, b]).values_list("trial_id", "workspace_diff")
+    )
     scorers = list(ScorerResult.objects.filter(trial__in=[a, b]).order_by("trial", "position"))
     judges = list(
         JudgeVerdict.objects.filter(trial__in=[a, b]).order_by(*JudgeVerdict.LATEST_FIRST)
     )
-    columns = [_column(trials[pk], details, scorers, judges) for pk in (a, b)]
-    return render(request, "review/compare_trials.html", {"columns": columns})
+    columns = [_column(trials[pk], diffs, scorers, judges) for pk in (a, b)]
+    return render(
+        request,
+        "review/compare_trials.html",
+        {"columns": columns, **_aligned_context(request, trials[a], trials[b])},
+    )
+
+
+@require_GET
+@login_required
+@browse_required
+def other_trials(request: HttpRequest, pk: int) -> HttpResponse:
+    """The other trials of a trial's task, each a link to the two side by side."""
+    trial = get_object_or_404(Trial.objects.select_related("task").only("name", "task"), pk=pk)
+    others = list(
+        Trial.objects.filter(task_id=trial.task_id)
+        .exclude(pk=trial.pk)
+        .select_related("job")
+        .only(
+            "name",
+            "agent_name",
+            "model_name",
+            "reward",
+            "judge_verdict",
+            "started_at",
+            "job__name",
+        )
+        .order_by("-id")[:OTHER_TRIALS_LISTED]
+    )
+    return render(
+        request,
+        "review/other_trials.html",
+        {"trial": trial, "others": others, "limit": OTHER_TRIALS_LISTED},
+    )
 
 
 @require_GET

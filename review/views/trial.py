@@ -167,7 +167,9 @@ def _tab_context(trial: Trial, state: TrialPageForm, nav: TrialNav) -> dict[str,
     }
     if tab == "trajectory":
         kinds = state.step_kinds
-        trajectory = presenters.trajectory(detail.trajectory if detail else None, kinds)
+        cited = state.cited
+        marks = cited_marks(trial, *cited) if cited else None
+        trajectory = presenters.trajectory(detail.trajectory if detail else None, kinds, marks)
         context["trajectory"] = trajectory
         context["agent_logs_url"] = nav.tab_url(page_url, "agent-logs")
         context["step_filters"] = [
@@ -270,6 +272,18 @@ def verdicts_of(trial_id: int) -> list[JudgeVerdict]:
     return list(JudgeVerdict.objects.filter(trial_id=trial_id).order_by(*JudgeVerdict.LATEST_FIRST))
 
 
+def cited_marks(trial: Trial, verdict_id: int, index: int) -> presenters.Marks:
+    """What the trajectory marks for `?cite=`: the quotes of one fact check of one of this
+    trial's verdicts (another trial's verdict marks nothing)."""
+    fact_checks = (
+        JudgeVerdict.objects.filter(trial_id=trial.pk, pk=verdict_id)
+        .order_by()
+        .values_list("fact_checks", flat=True)
+        .first()
+    )
+    return presenters.citation_marks(fact_checks, index)
+
+
 def error_tags_of(trial_id: int) -> list[ErrorTag]:
     return list(ErrorTag.objects.filter(trial_id=trial_id).order_by("id"))
 
@@ -314,7 +328,11 @@ def _page_context(
         "applicable_count": sum(1 for s in scorers if s.verdict != "NA"),
         "judge": judge,
         "earlier_verdicts": verdicts[1:],
-        "fact_checks": presenters.fact_check_rows(judge.fact_checks if judge else None),
+        "fact_checks": presenters.fact_check_rows(
+            judge.fact_checks if judge else None,
+            reverse("review:trial-detail", args=[trial.pk]),
+            judge.pk if judge else None,
+        ),
         "tag_groups": presenters.tags_by_source(error_tags_of(trial.pk))
         if trial.error_categories
         else [],

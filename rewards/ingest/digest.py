@@ -14,7 +14,7 @@ from typing import Any
 
 import orjson
 
-from rewards import schemas
+from rewards import citations, schemas
 from rewards.models import Job, record_columns
 from rewards.schemas import TrialBundle
 
@@ -104,7 +104,8 @@ def _replace_nul(value: Any) -> Any:
 
 
 def as_stored(bundle: TrialBundle) -> tuple[TrialBundle, str]:
-    """The bundle as stored (results checked, NUL characters shown as ␀) and its digest.
+    """The bundle as stored (results checked, judge citations checked against the trial's
+    trajectory, NUL characters shown as ␀) and its digest.
 
     PostgreSQL refuses NUL in text and in jsonb. Agent output may hold NUL bytes; refusing
     the trial would lose it, and dropping the character would hide what the agent wrote.
@@ -117,6 +118,10 @@ def as_stored(bundle: TrialBundle) -> tuple[TrialBundle, str]:
     results = [r.checked() for r in bundle.results]
     if results != bundle.results:
         bundle = bundle.model_copy(update={"results": results})
+    if any(citations.has_citations(v) for v in bundle.judge_verdicts):
+        # A verdict's citations are stored as checked against this bundle's trajectory.
+        verdicts = [citations.checked(v, bundle.trial.trajectory) for v in bundle.judge_verdicts]
+        bundle = bundle.model_copy(update={"judge_verdicts": verdicts})
     payload = _canonical(bundle)
     if b"\\u0000" in payload or _nul_outside_digest(bundle):
         bundle = TrialBundle.model_validate(_replace_nul(bundle.model_dump()))

@@ -19,7 +19,7 @@ from typing import Any
 
 from django.db import transaction
 
-from rewards import reports, schemas
+from rewards import citations, reports, schemas
 from rewards.ingest import contract
 from rewards.ingest.discover import with_job
 from rewards.ingest.files import Problem, Root
@@ -294,12 +294,17 @@ def _cut(text: str, limit: int) -> str:
 
 
 def trajectory_text(raw: Any) -> str | None:
-    """An ATIF trajectory written out step by step for the judge: each step's source, then
-    its reasoning, message, tool calls and observations, each part bounded; a multi-step
-    trial's stages under their names. None when nothing was recorded."""
+    """An ATIF trajectory written out step by step for the judge: each step numbered, its
+    source, then its reasoning, message, tool calls and observations, each part bounded; a
+    multi-step trial's stages under their names. None when nothing was recorded.
+
+    A step's number is its position in the whole trajectory (`reports.numbered_steps`,
+    counting on across stages), not the id the agent wrote: the judge cites steps by it and
+    `rewards.citations` finds them by it."""
     if raw is None:
         return None
     lines: list[str] = []
+    number = 0
     for stage, trajectory in reports.stages(raw):
         if stage:
             lines.append(f"### stage {stage}")
@@ -307,11 +312,9 @@ def trajectory_text(raw: Any) -> str | None:
         if steps is None:  # not ATIF: as written
             lines.append(_cut(reports.as_text(trajectory), MAX_STEP_PART_CHARS))
             continue
-        for index, step in enumerate(steps, start=1):
-            lines.append(
-                f"[step {reports.as_text(step.get('step_id', index))}] "
-                f"{reports.as_text(step.get('source', ''))}"
-            )
+        for step in steps:
+            number += 1
+            lines.append(f"[step {number}] {reports.as_text(step.get('source', ''))}")
             said = set()
             for part in reports.step_parts(step):
                 if part.text in said:
@@ -399,10 +402,16 @@ def store_verdict(
     trial: Trial, verdict: schemas.JudgeVerdict, *, batch_item: GradingItem | None = None
 ) -> JudgeVerdict:
     """Add a verdict beside the trial's older ones and refresh the trial's summary; a batch's
-    verdict is linked to its item."""
+    verdict is linked to its item. Its citations are stored as checked against the trial's
+    trajectory (`rewards.citations`)."""
     with transaction.atomic():
         # The row lock keeps two re-judges of one trial from interleaving their summaries.
         trial = Trial.objects.select_for_update().select_related("task").get(pk=trial.pk)
+        if citations.has_citations(verdict):
+            trajectory = (
+                TrialDetail.objects.filter(trial=trial).values_list("trajectory", flat=True).first()
+            )
+            verdict = citations.checked(verdict, trajectory)
         row = JudgeVerdict.from_record(trial, verdict)
         row.batch_item = batch_item
         row.save()
