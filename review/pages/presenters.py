@@ -8,12 +8,14 @@ and never fetched. Nothing here decides a scoring rule; those live in `rewards.r
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
 from pydantic import ValidationError
 
+from review.models import StepComment
+from review.pages import highlight
 from rewards import reports, rules
 from rewards.models import ErrorTag, ScorerResult, TrialDetail
 from rewards.reports import as_text
@@ -360,6 +362,9 @@ class StepPart:
     text: str
     cut: int = 0
     name: str = ""  # the tool's name, as the agent wrote it
+    ordinal: int = 0  # which part of its kind in the step (a step makes several tool calls)
+    # The shown text cut at highlighted ranges (`with_comments`); empty: nothing highlighted.
+    segments: tuple[highlight.Segment, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -369,6 +374,9 @@ class Step:
     timestamp: str
     model: str
     parts: list[StepPart]
+    # Its 1-based position in the trajectory: the `step-N` anchor and what comments name.
+    index: int = 0
+    comments: tuple[StepComment, ...] = ()  # shown beside it, oldest first (`with_comments`)
 
     @property
     def source_class(self) -> str:
@@ -387,9 +395,12 @@ class Trajectory:
 
 def _step_parts(step: Mapping[str, Any]) -> list[StepPart]:
     parts = []
+    seen: dict[str, int] = {}
     for part in reports.step_parts(step):
         shown, cut = clip(part.text)
-        parts.append(StepPart(part.kind, part.label, shown, cut, part.name))
+        ordinal = seen.get(part.kind, 0)
+        seen[part.kind] = ordinal + 1
+        parts.append(StepPart(part.kind, part.label, shown, cut, part.name, ordinal))
     return parts
 
 
@@ -417,10 +428,54 @@ def trajectory(raw: Any, kinds: Sequence[str]) -> Trajectory:
                     timestamp=as_text(item.get("timestamp", "")),
                     model=as_text(item.get("model_name", "")),
                     parts=visible,
+                    index=index,
                 )
             )
     schema = as_text(raw.get("schema_version", "")) if isinstance(raw, Mapping) else ""
     return Trajectory(steps=steps, counts=counts, total_steps=len(steps_raw), schema=schema)
+
+
+def with_comments(trajectory: Trajectory, comments: Sequence[StepComment]) -> Trajectory:
+    """The trajectory with each comment beside its step and its range highlighted in its part.
+
+    A superseded comment (one a newer comment corrects) is listed in the annotations panel
+    only. Only the commented steps are rebuilt: a long trajectory with a few comments costs
+    a few steps' work.
+    """
+    current = current_comments(comments)
+    if not current:
+        return trajectory
+    by_step: dict[int, list[StepComment]] = {}
+    for comment in current:
+        by_step.setdefault(comment.step, []).append(comment)
+    steps = [
+        _commented_step(step, by_step[step.index]) if step.index in by_step else step
+        for step in trajectory.steps
+    ]
+    return replace(trajectory, steps=steps)
+
+
+def current_comments(comments: Sequence[StepComment]) -> list[StepComment]:
+    """The comments no newer comment supersedes, in their order."""
+    superseded = {c.supersedes_id for c in comments if c.supersedes_id is not None}
+    return [c for c in comments if c.pk not in superseded]
+
+
+def _commented_step(step: Step, comments: list[StepComment]) -> Step:
+    parts = []
+    for part in step.parts:
+        ranges = [
+            highlight.Range(c.start, c.end, c.anchor, f"comment by {c.author.get_username()}")
+            for c in comments
+            if c.part == part.kind
+            and c.part_index == part.ordinal
+            and c.start is not None
+            and c.end is not None
+        ]
+        if ranges:
+            part = replace(part, segments=tuple(highlight.highlight(part.text, ranges)))
+        parts.append(part)
+    return replace(step, parts=parts, comments=tuple(comments))
 
 
 # --- workspace diff -----------------------------------------------------------------------

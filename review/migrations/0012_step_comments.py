@@ -1,0 +1,115 @@
+"""Step comments: a reviewer's note on a step of a trajectory, or on a range of its text.
+
+Append-only like annotations (migration 0002): UPDATE and DELETE of a row raise, by
+trigger, on SQLite and PostgreSQL. `create_triggers` / `drop_triggers` are also used by
+tests that must empty the table (tests.conftest.purge_review_data).
+"""
+
+import django.db.models.deletion
+import django.utils.timezone
+import uuid
+from django.conf import settings
+from django.db import migrations, models
+
+
+MESSAGE = "review_stepcomment is append-only"
+
+SQLITE_CREATE = [
+    f"""
+    CREATE TRIGGER IF NOT EXISTS review_stepcomment_no_update
+    BEFORE UPDATE ON review_stepcomment
+    BEGIN SELECT RAISE(ABORT, '{MESSAGE}: UPDATE is not allowed'); END;
+    """,
+    f"""
+    CREATE TRIGGER IF NOT EXISTS review_stepcomment_no_delete
+    BEFORE DELETE ON review_stepcomment
+    BEGIN SELECT RAISE(ABORT, '{MESSAGE}: DELETE is not allowed'); END;
+    """,
+]
+SQLITE_DROP = [
+    "DROP TRIGGER IF EXISTS review_stepcomment_no_update;",
+    "DROP TRIGGER IF EXISTS review_stepcomment_no_delete;",
+]
+POSTGRES_CREATE = [
+    f"""
+    CREATE OR REPLACE FUNCTION review_stepcomment_append_only() RETURNS trigger
+    LANGUAGE plpgsql AS $$
+    BEGIN
+        RAISE EXCEPTION '{MESSAGE}: % is not allowed', TG_OP
+            USING ERRCODE = 'integrity_constraint_violation';
+    END;
+    $$;
+    """,
+    "DROP TRIGGER IF EXISTS review_stepcomment_append_only ON review_stepcomment;",
+    """
+    CREATE TRIGGER review_stepcomment_append_only
+    BEFORE UPDATE OR DELETE ON review_stepcomment
+    FOR EACH ROW EXECUTE FUNCTION review_stepcomment_append_only();
+    """,
+]
+POSTGRES_DROP = [
+    "DROP TRIGGER IF EXISTS review_stepcomment_append_only ON review_stepcomment;",
+    "DROP FUNCTION IF EXISTS review_stepcomment_append_only();",
+]
+STATEMENTS = {
+    "sqlite": (SQLITE_CREATE, SQLITE_DROP),
+    "postgresql": (POSTGRES_CREATE, POSTGRES_DROP),
+}
+
+
+def _run(connection, statements):
+    with connection.cursor() as cursor:
+        for sql in statements:
+            cursor.execute(sql)
+
+
+def create_triggers(connection):
+    _run(connection, STATEMENTS.get(connection.vendor, ([], []))[0])
+
+
+def drop_triggers(connection):
+    _run(connection, STATEMENTS.get(connection.vendor, ([], []))[1])
+
+
+def forwards(apps, schema_editor):
+    create_triggers(schema_editor.connection)
+
+
+def backwards(apps, schema_editor):
+    drop_triggers(schema_editor.connection)
+
+
+class Migration(migrations.Migration):
+
+    dependencies = [
+        ('review', '0011_running_trials_untallied'),
+        ('rewards', '0016_trial_started_id_index'),
+        migrations.swappable_dependency(settings.AUTH_USER_MODEL),
+    ]
+
+    operations = [
+        migrations.CreateModel(
+            name='StepComment',
+            fields=[
+                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
+                ('uid', models.UUIDField(default=uuid.uuid4, editable=False)),
+                ('created_at', models.DateTimeField(default=django.utils.timezone.now)),
+                ('step', models.PositiveIntegerField()),
+                ('part', models.CharField(choices=[('message', 'Message'), ('tool_call', 'Tool call'), ('observation', 'Observation'), ('reasoning', 'Reasoning')], max_length=16)),
+                ('part_index', models.PositiveSmallIntegerField(default=0)),
+                ('start', models.PositiveIntegerField(blank=True, null=True)),
+                ('end', models.PositiveIntegerField(blank=True, null=True)),
+                ('quote', models.TextField(blank=True)),
+                ('text', models.TextField()),
+                ('author', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='step_comments', to=settings.AUTH_USER_MODEL)),
+                ('supersedes', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='+', to='review.stepcomment')),
+                ('trial', models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.PROTECT, related_name='step_comments', to='rewards.trial')),
+            ],
+            options={
+                'ordering': ['created_at', 'id'],
+                'indexes': [models.Index(fields=['trial', 'created_at', 'id'], name='stepcomment_trial_time_idx')],
+                'constraints': [models.UniqueConstraint(fields=('uid',), name='stepcomment_unique_uid'), models.CheckConstraint(condition=models.Q(('step__gte', 1)), name='stepcomment_step_positive'), models.CheckConstraint(condition=models.Q(('part__in', ['message', 'tool_call', 'observation', 'reasoning'])), name='stepcomment_part_valid'), models.CheckConstraint(condition=models.Q(models.Q(('end__isnull', True), ('start__isnull', True)), models.Q(('end__isnull', False), ('start__isnull', False), ('start__lt', models.F('end'))), _connector='OR'), name='stepcomment_range_valid'), models.CheckConstraint(condition=models.Q(('text', ''), _negated=True), name='stepcomment_text_required')],
+            },
+        ),
+        migrations.RunPython(forwards, backwards, elidable=False),
+    ]
