@@ -32,6 +32,7 @@ urlpatterns = [
     path("export.jsonl", export, {"fmt": "jsonl"}, name="export-jsonl"),
     path("export.parquet", export, {"fmt": "parquet"}, name="export-parquet"),
     path("export/annotations.csv", export, {"fmt": "annotations"}, name="export-annotations"),
+    path("export/comments.csv", export, {"fmt": "comments"}, name="export-comments"),
     path("queue/", queue.queue, name="queue"),
     path("queue/claim/", queue.queue_claim, name="queue-claim"),
     path("queue/skip/", queue.queue_skip, name="queue-skip"),

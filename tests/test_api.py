@@ -909,6 +909,7 @@ def test_the_openapi_schema_describes_every_operation(client: Client) -> None:
         "/api/trials",
         "/api/trials/{trial_id}",
         "/api/trials/{trial_id}/annotations",
+        "/api/trials/{trial_id}/comments",
         "/api/jobs",
         "/api/jobs/{job_id}",
         "/api/ingest",

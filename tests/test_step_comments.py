@@ -4,10 +4,16 @@ panel, hidden in blind review until the reviewer has submitted."""
 
 from __future__ import annotations
 
+import csv
+import io
+import json
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
+from django.contrib.auth.models import User
+from django.core.management import call_command
 from django.db import IntegrityError, connection, transaction
 from django.template.loader import render_to_string
 from django.test import Client
@@ -24,6 +30,8 @@ from review.models import (
 from review.pages.highlight import Range, Segment, highlight
 from rewards.models import Trial
 from tests import review_factories as f
+from tests.conftest import purge_review_data
+from tests.test_api import call, make_token
 
 pytestmark = pytest.mark.django_db
 HX = {"HX-Request": "true"}
@@ -331,3 +339,95 @@ def test_blind_review_takes_comments_and_shows_none_of_another_reviewers(client:
     revealed = client.get(f"/trials/{trial.pk}/").content.decode()
     assert "OTTO-NOTE" in revealed
     assert "MINE" in revealed
+
+
+# --- bundles, exports, the API ----------------------------------------------------------------
+def _two_comments(trial: Trial) -> tuple[StepComment, StepComment]:
+    rita = f.make_user("rita", "reviewer")
+    first = add_step_comment(
+        trial_id=trial.pk,
+        author=rita,
+        target=CommentTarget(2, "observation", start=0, end=2),
+        text='=HYPERLINK("x") <b>',
+    )
+    second = add_step_comment(
+        trial_id=trial.pk,
+        author=rita,
+        target=CommentTarget(2, "tool_call", 1, quote="pytest"),
+        text="corrected",
+        supersedes=first,
+    )
+    return first, second
+
+
+def test_step_comments_survive_export_and_ingest_into_an_empty_database(
+    tmp_path: Path,
+) -> None:
+    trial = _trial()
+    first, second = _two_comments(trial)
+    exported = tmp_path / "first.jsonl"
+    call_command("export", format="jsonl", output=str(exported), verbosity=0)
+    line = json.loads(exported.read_text())
+    assert [c["uid"] for c in line["step_comments"]] == [str(first.uid), str(second.uid)]
+    assert line["step_comments"][1]["supersedes"] == str(first.uid)
+
+    purge_review_data()
+    User.objects.filter(username="rita").delete()
+    assert not StepComment.objects.exists()
+    call_command("ingest", str(exported), verbosity=0)
+    again = tmp_path / "second.jsonl"
+    call_command("export", format="jsonl", output=str(again), verbosity=0)
+    assert again.read_bytes() == exported.read_bytes()
+    back = StepComment.objects.get(uid=second.uid)
+    assert back.supersedes is not None
+    assert back.supersedes.uid == first.uid
+    assert (back.part, back.part_index, back.start, back.end) == ("tool_call", 1, 0, 6)
+    assert not back.author.is_active  # an author we did not know comes back inactive
+    # Ingesting the same file again stores nothing twice.
+    call_command("ingest", str(exported), verbosity=0)
+    assert StepComment.objects.count() == 2
+
+
+def test_the_comments_csv_has_one_neutralised_row_per_comment(client: Client) -> None:
+    trial = _trial()
+    first, second = _two_comments(trial)
+    f.login(client, "ann", "analyst")
+    response = client.get("/export/comments.csv")
+    assert response.status_code == 200
+    body = b"".join(response.streaming_content)  # type: ignore[attr-defined]
+    rows = list(csv.DictReader(io.StringIO(body.decode())))
+    assert [r["comment_uid"] for r in rows] == [str(first.uid), str(second.uid)]
+    assert rows[0]["text"] == '\'=HYPERLINK("x") <b>'
+    assert (rows[0]["step"], rows[0]["part"], rows[0]["start"], rows[0]["end"]) == (
+        "2",
+        "observation",
+        "0",
+        "2",
+    )
+    assert rows[1]["supersedes"] == str(first.uid)
+    assert rows[1]["quote"] == "pytest"
+
+
+def test_the_api_lists_and_adds_step_comments_checked_like_the_page(client: Client) -> None:
+    trial = _trial()
+    first, _ = _two_comments(trial)
+    token = make_token("rita2", "reviewer")
+    listed = call(client, "get", f"/api/trials/{trial.pk}/comments", token).json()
+    assert [c["text"] for c in listed] == ['=HYPERLINK("x") <b>', "corrected"]
+    assert listed[1]["supersedes"] == str(first.uid)
+
+    body = {"step": 2, "part": "message", "quote": "run", "start": 22, "text": "twice?"}
+    created = call(client, "post", f"/api/trials/{trial.pk}/comments", token, body)
+    assert created.status_code == 201
+    assert (created.json()["author"], created.json()["start"]) == ("rita2", 23)
+    refused = call(
+        client, "post", f"/api/trials/{trial.pk}/comments", token, {**body, "quote": "walk"}
+    )
+    assert refused.status_code == 422
+    assert "not in that part" in refused.text
+    analyst = make_token("ann", "analyst")
+    assert (
+        call(client, "post", f"/api/trials/{trial.pk}/comments", analyst, body).status_code == 403
+    )
+    bundle = call(client, "get", f"/api/trials/{trial.pk}", analyst).json()["bundle"]
+    assert len(bundle["step_comments"]) == 3
