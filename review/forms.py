@@ -81,6 +81,21 @@ class StepCommentForm(forms.Form):
     )
     supersedes = forms.IntegerField(min_value=1, required=False, widget=forms.HiddenInput)
 
+    @classmethod
+    def correcting(cls, comment: StepComment) -> StepCommentForm:
+        """The form aimed where `comment` is, set to supersede it."""
+        return cls(
+            initial={
+                "step": comment.step,
+                "part": comment.part,
+                "part_index": comment.part_index,
+                "start": comment.start,
+                "end": comment.end,
+                "quote": comment.quote,
+                "supersedes": comment.pk,
+            }
+        )
+
     def target(self) -> CommentTarget:
         data = self.cleaned_data
         return CommentTarget(
@@ -132,6 +147,8 @@ class TrialPageForm(forms.Form):
     queue = forms.BooleanField(required=False, widget=forms.HiddenInput)
     # "Comment" on a step without JavaScript: the comment form opens for that step.
     comment_step = forms.IntegerField(min_value=1, required=False)
+    # "Correct" on one of the reviewer's comments: the form set to supersede it.
+    correct = forms.IntegerField(min_value=1, required=False)
 
     def _cleaned(self) -> dict[str, Any]:
         self.is_valid()
@@ -152,6 +169,11 @@ class TrialPageForm(forms.Form):
     def commenting_step(self) -> int | None:
         step: int | None = self._cleaned().get("comment_step")
         return step
+
+    @property
+    def correcting(self) -> int | None:
+        comment_id: int | None = self._cleaned().get("correct")
+        return comment_id
 
     @property
     def in_queue(self) -> bool:

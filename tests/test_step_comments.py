@@ -261,6 +261,47 @@ def test_another_trials_comment_cannot_be_superseded(client: Client) -> None:
     assert StepComment.objects.count() == 1
 
 
+def test_a_reviewer_corrects_only_their_own_comments(client: Client) -> None:
+    trial = _trial()
+    otto = f.make_user("otto", "reviewer")
+    theirs = add_step_comment(
+        trial_id=trial.pk, author=otto, target=CommentTarget(1, "message"), text="otto's"
+    )
+    rita = f.login(client, "rita", "reviewer")
+    refused = _post(client, trial, step="1", part="message", text="x", supersedes=str(theirs.pk))
+    assert refused.status_code == 400
+    assert "You can correct only your own comments" in refused.content.decode()
+    mine = add_step_comment(
+        trial_id=trial.pk,
+        author=rita,
+        target=CommentTarget(2, "observation", quote="passed"),
+        text="mine",
+    )
+    html = client.get(f"/trials/{trial.pk}/").content.decode()
+    # "Correct" on the reviewer's own comment only.
+    assert f'data-correct="{mine.pk}"' in html
+    assert f'data-correct="{theirs.pk}"' not in html
+    # Without JavaScript, its link opens the form aimed where the comment is.
+    html = client.get(f"/trials/{trial.pk}/?tab=trajectory&correct={mine.pk}").content.decode()
+    form = html.split('id="step-comment"')[1]
+    assert 'name="step" value="2"' in form
+    assert f'name="supersedes" value="{mine.pk}"' in form
+    assert 'name="quote" value="passed"' in form
+    assert "Correcting your comment" in form
+    fixed = _post(
+        client,
+        trial,
+        step="2",
+        part="observation",
+        quote="passed",
+        start="3",
+        text="fixed",
+        supersedes=str(mine.pk),
+    )
+    assert fixed.status_code == 302
+    assert StepComment.objects.get(text="fixed").supersedes == mine
+
+
 def test_a_steps_comment_link_opens_the_form_on_that_step_without_javascript(
     client: Client,
 ) -> None:

@@ -204,7 +204,9 @@ class StepCommentIn(StrictIn):
     end: int | None = Field(None, ge=1)
     quote: Annotated[str, Field(max_length=MAX_COMMENT_RANGE)] = ""
     text: Annotated[str, Field(min_length=1, max_length=20000)]
-    supersedes: int | None = Field(None, ge=1, description="id of the comment it corrects")
+    supersedes: int | None = Field(
+        None, ge=1, description="id of the token user's own comment that this one corrects"
+    )
 
 
 # --- trials ----------------------------------------------------------------------------------
@@ -386,9 +388,11 @@ def create_step_comment(
     form = StepCommentForm(body.model_dump(exclude_none=True))
     supersedes = None
     if form.is_valid() and body.supersedes is not None:
-        supersedes = StepComment.objects.filter(pk=body.supersedes, trial=trial).first()
+        supersedes = StepComment.objects.filter(
+            pk=body.supersedes, trial=trial, author=user_of(request)
+        ).first()
         if supersedes is None:
-            form.add_error("supersedes", "That comment is not on this trial.")
+            form.add_error("supersedes", "You can correct only your own comments on this trial.")
     if form.is_valid():
         try:
             comment = add_step_comment(

@@ -233,6 +233,7 @@ def _comment_form_context(
     state: TrialPageForm,
     nav: TrialNav,
     form: StepCommentForm | None = None,
+    comments: Sequence[StepComment] = (),
 ) -> dict[str, Any]:
     """The step-comment form, for those who may comment, and what links to it.
 
@@ -242,10 +243,17 @@ def _comment_form_context(
     if not can_annotate(request.user) or trial.is_running:
         return {}
     if form is None:
-        form = StepCommentForm(initial={"step": state.commenting_step, "part": "message"})
+        # A comment's plain "Correct" link names one of the reviewer's own (`comments`).
+        own = [c for c in comments if c.pk == state.correcting and c.author_id == request.user.pk]
+        form = (
+            StepCommentForm.correcting(own[0])
+            if own
+            else StepCommentForm(initial={"step": state.commenting_step, "part": "message"})
+        )
     page_query = nav.page_query
     page_query["tab"] = "trajectory"
     page_query.pop("comment_step", None)
+    page_query.pop("correct", None)
     action = reverse("review:step-comment", args=[trial.pk])
     return {
         "comment_form": form,
@@ -373,7 +381,7 @@ def _page_context(
         **tabs,
         "ingest_problems": presenters.ingest_problems(tabs["detail"]),
         **_annotations_context(request, trial, nav, form, comments=comments),
-        **_comment_form_context(request, trial, state, nav, comment_form),
+        **_comment_form_context(request, trial, state, nav, comment_form, comments),
     }
 
 
@@ -394,7 +402,7 @@ def trial_detail(request: HttpRequest, pk: int) -> HttpResponse:
         context = {
             "trial": trial,
             **_tab_context(trial, state, nav, comments),
-            **_comment_form_context(request, trial, state, nav),
+            **_comment_form_context(request, trial, state, nav, comments=comments),
         }
         tabs = render_to_string(f"{TEMPLATE}#tabs", context, request)
         links = render_to_string(f"{TEMPLATE}#trial-nav", {**context, "oob": True}, request)
@@ -578,9 +586,14 @@ def _add_comment(request: HttpRequest, trial: Trial, form: StepCommentForm) -> S
     """The form's comment recorded, or None with the reason on the form."""
     supersedes = None
     if superseded_id := form.cleaned_data.get("supersedes"):
-        supersedes = StepComment.objects.filter(pk=superseded_id, trial=trial).first()
+        # A reviewer corrects their own comments, as they change their own judgment.
+        supersedes = (
+            StepComment.objects.filter(pk=superseded_id, trial=trial, author=request.user)
+            .only("id", "trial_id")
+            .first()
+        )
         if supersedes is None:
-            form.add_error("supersedes", "That comment is not on this trial.")
+            form.add_error(None, "You can correct only your own comments on this trial.")
             return None
     try:
         return add_step_comment(

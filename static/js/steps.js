@@ -53,12 +53,14 @@
     if (input) input.value = value === null || value === undefined ? "" : String(value);
   }
 
-  // Put the form under the step and aim it at a part, with a range or without one.
-  function aimForm(step, part, start, quote) {
+  // Put the form under the step and aim it at a part (an element carrying data-part and
+  // data-part-index), with a range or without one; `supersedes` names the comment corrected.
+  function aimForm(step, part, start, quote, supersedes) {
     var section = commentForm();
     if (!section) return null;
     if (section.parentNode !== step) step.appendChild(section);
     setField(section, "step", step.getAttribute("data-step"));
+    setField(section, "supersedes", supersedes || "");
     if (part) {
       setField(section, "part", part.getAttribute("data-part"));
       setField(section, "part_index", part.getAttribute("data-part-index"));
@@ -68,7 +70,13 @@
       setField(section, "start", start);
       setField(section, "end", start + quote.length);
       setField(section, "quote", quote);
-      if (hint) hint.textContent = "On the selected text: \u201c" + (quote.length > 200 ? quote.slice(0, 199) + "\u2026" : quote) + "\u201d";
+      var shown = "\u201c" + (quote.length > 200 ? quote.slice(0, 199) + "\u2026" : quote) + "\u201d";
+      if (hint) hint.textContent = supersedes ? "Correcting your comment on " + shown + "." : "On the selected text: " + shown;
+    } else if (supersedes) {
+      setField(section, "start", "");
+      setField(section, "end", "");
+      setField(section, "quote", "");
+      if (hint) hint.textContent = "Correcting your comment.";
     } else {
       setField(section, "start", "");
       setField(section, "end", "");
@@ -85,6 +93,20 @@
     if (!step) return;
     event.preventDefault();
     var section = aimForm(step, step.querySelector(".part[data-part]"), 0, "");
+    var text = section && field(section, "text");
+    if (text) text.focus();
+  });
+
+  // "Correct" on one of the reviewer's comments: the form aimed where it is, superseding it.
+  document.addEventListener("click", function (event) {
+    var link = event.target && event.target.closest && event.target.closest("[data-correct]");
+    if (!link || !commentForm()) return;
+    var step = link.closest("li[data-step]");
+    if (!step) return;
+    event.preventDefault();
+    var start = parseInt(link.getAttribute("data-start"), 10);
+    var quote = link.getAttribute("data-quote") || "";
+    var section = aimForm(step, link, isNaN(start) ? 0 : start, quote, link.getAttribute("data-correct"));
     var text = section && field(section, "text");
     if (text) text.focus();
   });

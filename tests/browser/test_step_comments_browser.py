@@ -60,7 +60,7 @@ def test_a_range_selected_in_a_step_is_commented_highlighted_and_deep_linked(
     assert b.same_document()
     assert mark.inner_text() == "case39"
     shown = page.locator("#step-40 .step-comments").inner_text()
-    assert shown.endswith("Why only <i>this</i> case?")
+    assert "Why only <i>this</i> case?" in shown
     comment = StepComment.objects.get()
     assert (comment.step, comment.part, comment.start, comment.end) == (40, "tool_call", 10, 16)
 
@@ -70,6 +70,20 @@ def test_a_range_selected_in_a_step_is_commented_highlighted_and_deep_linked(
     link = page.locator("#annotations a[data-step-link='40']")
     assert link.inner_text() == "Step 40"
     assert link.get_attribute("href").endswith("tab=trajectory#step-40")
+
+    # "Correct" aims the form at the same range, superseding the comment.
+    page.locator("#step-40 a.comment-correct").click()
+    form = page.locator("#step-40 #step-comment")
+    assert form.locator("[data-comment-selection]").inner_text() == (
+        "Correcting your comment on “case39”."
+    )
+    form.get_by_label("Comment").fill("Only case39 ran: the rest were deselected.")
+    form.get_by_role("button", name="Add comment").click()
+    page.locator("#step-40 .step-comments", has_text="deselected").wait_for()
+    assert "Why only" not in page.locator("#step-40 .step-comments").inner_text()
+    assert page.locator("#annotations .superseded").count() == 1
+    correction = StepComment.objects.get(supersedes=comment)
+    assert (correction.start, correction.end) == (10, 16)
 
     # A deep link from another tab opens the trajectory and scrolls to the step.
     b.goto(f"/trials/{trial.pk}/?tab=diff#step-40")
