@@ -155,6 +155,12 @@
     if (!target || target.id !== "tabs") return;
     var number = commentedStep || stepFromHash();
     commentedStep = null;
+    // A refused comment comes back with its reasons in the form: show them there.
+    var refused = document.querySelector("#step-comment .form-errors, #step-comment .errorlist");
+    if (refused) {
+      refused.closest("#step-comment").scrollIntoView({ block: "center" });
+      return;
+    }
     if (number) showStep(number);
   });
 })();
