@@ -17,6 +17,7 @@ import csv
 import io
 import itertools
 import json
+import uuid
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -43,10 +44,14 @@ from django.db.models import (
 )
 from django.db.models.functions import Cast
 
-from review.models import Annotation
+from review.models import Annotation, StepComment
 from rewards.export import iter_trial_chunks, trial_bundle
 from rewards.models import Trial
-from rewards.schemas import Annotation as AnnotationRecord, TrialBundle
+from rewards.schemas import (
+    Annotation as AnnotationRecord,
+    StepComment as StepCommentRecord,
+    TrialBundle,
+)
 
 # The export's rows: one tuple of cell values per trial.
 RowsQuerySet = QuerySet[Trial, tuple[Any, ...]]
@@ -461,8 +466,25 @@ def annotation_record(annotation: Annotation) -> AnnotationRecord:
     )
 
 
+def step_comment_record(comment: StepComment) -> StepCommentRecord:
+    return StepCommentRecord(
+        uid=comment.uid,
+        author_id=comment.author.username,
+        timestamp=comment.created_at,
+        step=comment.step,
+        part=comment.part,
+        part_index=comment.part_index,
+        start=comment.start,
+        end=comment.end,
+        quote=comment.quote,
+        text=comment.text,
+        supersedes=comment.supersedes.uid if comment.supersedes else None,
+    )
+
+
 def with_annotations(trials: list[Trial]) -> Iterator[TrialBundle]:
-    """Bundles for trials whose children are loaded, each with its annotations (one query)."""
+    """Bundles for trials whose children are loaded, each with its annotations and step
+    comments (one query each)."""
     by_trial: dict[int, list[AnnotationRecord]] = {t.pk: [] for t in trials}
     for annotation in (
         Annotation.objects.filter(trial__in=by_trial)
@@ -470,9 +492,17 @@ def with_annotations(trials: list[Trial]) -> Iterator[TrialBundle]:
         .order_by("created_at", "id")
     ):
         by_trial[annotation.trial_id].append(annotation_record(annotation))
+    comments: dict[int, list[StepCommentRecord]] = {t.pk: [] for t in trials}
+    for comment in (
+        StepComment.objects.filter(trial__in=comments)
+        .select_related("author", "supersedes")
+        .order_by(*StepComment.HISTORY)
+    ):
+        comments[comment.trial_id].append(step_comment_record(comment))
     for trial in trials:
         bundle = trial_bundle(trial)
         bundle.annotations = by_trial[trial.pk]
+        bundle.step_comments = comments[trial.pk]
         yield bundle
 
 
@@ -511,16 +541,45 @@ ANNOTATION_COLUMNS = (
 
 def iter_annotations_csv(queryset: QuerySet[Trial], chunk: int = 2000) -> Iterator[bytes]:
     """One row per annotation of the filtered trials, oldest first."""
+    rows = Annotation.objects.filter(trial__in=queryset).order_by("created_at", "id")
+    return _review_rows_csv(rows, ANNOTATION_COLUMNS, chunk)
+
+
+# --- step comments ---------------------------------------------------------------------------
+COMMENT_COLUMNS = (
+    ("comment_uid", "uid", "the comment's uid (stable across databases)"),
+    ("trial_id", "trial_id", "the trial's id"),
+    ("job", "trial__job__name", "job name"),
+    ("task", "trial__task__name", "task name"),
+    ("trial", "trial__name", "trial name"),
+    ("author", "author__username", "who commented (the logged-in user)"),
+    ("created_at", "created_at", "when, UTC"),
+    ("step", "step", "the step's 1-based position in the trajectory"),
+    ("part", "part", "message, tool_call, observation or reasoning"),
+    ("part_index", "part_index", "which part of that kind in the step, from 0"),
+    ("start", "start", "first character of the range (empty: the whole part)"),
+    ("end", "end", "character after the range"),
+    ("quote", "quote", "the text the range covered"),
+    ("text", "text", "the comment"),
+    ("supersedes", "supersedes__uid", "uid of the earlier comment this one corrects"),
+)
+
+
+def iter_comments_csv(queryset: QuerySet[Trial], chunk: int = 2000) -> Iterator[bytes]:
+    """One row per step comment of the filtered trials, oldest first."""
+    rows = StepComment.objects.filter(trial__in=queryset).order_by(*StepComment.HISTORY)
+    return _review_rows_csv(rows, COMMENT_COLUMNS, chunk)
+
+
+def _review_rows_csv(
+    rows: QuerySet[Any], columns: tuple[tuple[str, str, str], ...], chunk: int
+) -> Iterator[bytes]:
     buffer = io.StringIO()
     writer = csv.writer(buffer)
-    writer.writerow([name for name, _, _ in ANNOTATION_COLUMNS])
+    writer.writerow([name for name, _, _ in columns])
     yield _drain(buffer)
-    rows = (
-        Annotation.objects.filter(trial__in=queryset)
-        .order_by("created_at", "id")
-        .values_list(*[path for _, path, _ in ANNOTATION_COLUMNS])
-    )
-    for count, row in enumerate(rows.iterator(chunk_size=chunk), start=1):
+    values = rows.values_list(*[path for _, path, _ in columns])
+    for count, row in enumerate(values.iterator(chunk_size=chunk), start=1):
         writer.writerow([_annotation_cell(value) for value in row])
         if count % chunk == 0:
             yield _drain(buffer)
@@ -534,6 +593,8 @@ def _annotation_cell(value: Any) -> Any:
         return neutralise(value)
     if hasattr(value, "isoformat"):
         return value.isoformat()
+    if isinstance(value, uuid.UUID):
+        return str(value)
     return value
 
 
@@ -551,5 +612,8 @@ FORMATS = {
     "parquet": ExportFormat("parquet", "parquet", "application/vnd.apache.parquet", iter_parquet),
     "annotations": ExportFormat(
         "annotations", "annotations.csv", "text/csv; charset=utf-8", iter_annotations_csv
+    ),
+    "comments": ExportFormat(
+        "comments", "comments.csv", "text/csv; charset=utf-8", iter_comments_csv
     ),
 }

@@ -17,7 +17,15 @@ from django.http import QueryDict
 
 from review.filtering.fields import JobChoices, JobSelect, rendered_key
 from review.filtering.form import TrialFilterForm
-from review.models import Annotation, CalibrationRule, GoldLabel, SavedView
+from review.models import (
+    MAX_COMMENT_RANGE,
+    Annotation,
+    CalibrationRule,
+    CommentTarget,
+    GoldLabel,
+    SavedView,
+    StepComment,
+)
 from review.science import agreement
 from rewards.models import Job
 
@@ -54,6 +62,58 @@ class AnnotationForm(forms.Form):
                 f"Each category is at most {MAX_CATEGORY_LENGTH} characters."
             )
         return categories
+
+
+class StepCommentForm(forms.Form):
+    """A comment on a step of the trajectory, or on a range of one of its parts' text.
+
+    Without JavaScript a reviewer names the step and the part; static/js/steps.js fills
+    them, and the range, from a text selection. The range is checked against the stored
+    text when the comment is added (`review.models.resolve_target`); the author and the
+    time are the server's.
+    """
+
+    step = forms.IntegerField(min_value=1, label="Step")
+    part = forms.ChoiceField(choices=StepComment.Part.choices, label="Part")
+    part_index = forms.IntegerField(
+        min_value=0, max_value=32767, required=False, widget=forms.HiddenInput
+    )
+    start = forms.IntegerField(min_value=0, required=False, widget=forms.HiddenInput)
+    end = forms.IntegerField(min_value=1, required=False, widget=forms.HiddenInput)
+    # The selected text, as the browser read it; never stripped (its spaces are part of it).
+    quote = forms.CharField(
+        required=False, strip=False, max_length=MAX_COMMENT_RANGE, widget=forms.HiddenInput
+    )
+    text = forms.CharField(
+        max_length=20000, label="Comment", widget=forms.Textarea(attrs={"rows": 3})
+    )
+    supersedes = forms.IntegerField(min_value=1, required=False, widget=forms.HiddenInput)
+
+    @classmethod
+    def correcting(cls, comment: StepComment) -> StepCommentForm:
+        """The form aimed where `comment` is, set to supersede it."""
+        return cls(
+            initial={
+                "step": comment.step,
+                "part": comment.part,
+                "part_index": comment.part_index,
+                "start": comment.start,
+                "end": comment.end,
+                "quote": comment.quote,
+                "supersedes": comment.pk,
+            }
+        )
+
+    def target(self) -> CommentTarget:
+        data = self.cleaned_data
+        return CommentTarget(
+            step=data["step"],
+            part=data["part"],
+            part_index=data.get("part_index") or 0,
+            start=data.get("start"),
+            end=data.get("end"),
+            quote=data.get("quote") or "",
+        )
 
 
 # Harbor's viewer's tabs first (the ones read from the trial folder when opened:
@@ -95,6 +155,10 @@ class TrialPageForm(forms.Form):
     queue = forms.BooleanField(required=False, widget=forms.HiddenInput)
     # A fact check whose cited quotes the trajectory marks: `<verdict id>.<check index>`.
     cite = forms.RegexField(regex=r"^[0-9]{1,18}\.[0-9]{1,6}$", required=False)
+    # "Comment" on a step without JavaScript: the comment form opens for that step.
+    comment_step = forms.IntegerField(min_value=1, required=False)
+    # "Correct" on one of the reviewer's comments: the form set to supersede it.
+    correct = forms.IntegerField(min_value=1, required=False)
 
     def _cleaned(self) -> dict[str, Any]:
         self.is_valid()
@@ -110,6 +174,16 @@ class TrialPageForm(forms.Form):
             return None
         raw = self._cleaned().get("open") or ""
         return {int(part) for part in raw.split(",") if part.strip().isdigit()}
+
+    @property
+    def commenting_step(self) -> int | None:
+        step: int | None = self._cleaned().get("comment_step")
+        return step
+
+    @property
+    def correcting(self) -> int | None:
+        comment_id: int | None = self._cleaned().get("correct")
+        return comment_id
 
     @property
     def in_queue(self) -> bool:

@@ -15,16 +15,18 @@ from __future__ import annotations
 import hashlib
 import json
 import secrets
-from collections.abc import Sequence
+import uuid
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
 from django.db import models, transaction
-from django.db.models import OuterRef, Q, Subquery
+from django.db.models import F, OuterRef, Q, Subquery
 from django.utils import timezone
 
-from rewards.models import Trial
+from rewards import reports
+from rewards.models import Trial, TrialDetail
 
 # The gates a judgment is tallied under, in the order of the tally's key columns: the
 # trial's judge and scorer verdicts, its verifier (PASS when the reward reaches the task's
@@ -513,6 +515,201 @@ def add_annotation(
         )
         refresh_human_summary(trial)
     return annotation
+
+
+class StepCommentQuerySet(models.QuerySet["StepComment"]):
+    def update(self, **kwargs: Any) -> int:
+        raise AppendOnlyError("step comments are append-only: add a newer one instead")
+
+    def delete(self) -> tuple[int, dict[str, int]]:
+        raise AppendOnlyError("step comments are append-only: they cannot be deleted")
+
+    def bulk_update(self, objs: Any, fields: Any, batch_size: int | None = None) -> int:
+        raise AppendOnlyError("step comments are append-only: add a newer one instead")
+
+    def history(self) -> StepCommentQuerySet:
+        """Oldest first, with their authors, as the trial page lists them."""
+        return self.select_related("author").order_by(*StepComment.HISTORY)
+
+
+class StepComment(models.Model):
+    """A reviewer's comment on one step of a trial's trajectory, or on a range of its text.
+
+    The step is its 1-based position in the trajectory's steps; the part is which field of
+    the step (`rewards.reports.STEP_PART_KINDS`) and `part_index` which one of that kind
+    (a step can make several tool calls); `start` / `end` a character range of that part's
+    text, `quote` the text it covered when the comment was made. Append-only like
+    Annotation, in code and by database triggers (review migration 0012): a correction is a
+    newer comment that names the one it `supersedes`.
+    """
+
+    class Part(models.TextChoices):
+        MESSAGE = "message", "Message"
+        TOOL_CALL = "tool_call", "Tool call"
+        OBSERVATION = "observation", "Observation"
+        REASONING = "reasoning", "Reasoning"
+
+    # A trial's comments as its page lists them: oldest first.
+    HISTORY = ("created_at", "id")
+
+    # Stable across databases: a bundle names a comment (and what it supersedes) by it.
+    uid = models.UUIDField(default=uuid.uuid4, editable=False)
+    # PROTECT: comments are a record, as annotations are (module docstring).
+    trial = models.ForeignKey(
+        Trial, on_delete=models.PROTECT, related_name="step_comments", db_index=False
+    )
+    author = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="step_comments"
+    )
+    created_at = models.DateTimeField(default=timezone.now)
+    step = models.PositiveIntegerField()
+    part = models.CharField(max_length=16, choices=Part.choices)
+    part_index = models.PositiveSmallIntegerField(default=0)
+    start = models.PositiveIntegerField(null=True, blank=True)
+    end = models.PositiveIntegerField(null=True, blank=True)
+    quote = models.TextField(blank=True)
+    text = models.TextField()
+    supersedes = models.ForeignKey(
+        "self", on_delete=models.PROTECT, null=True, blank=True, related_name="+"
+    )
+
+    objects = StepCommentQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["created_at", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["uid"], name="stepcomment_unique_uid"),
+            models.CheckConstraint(condition=Q(step__gte=1), name="stepcomment_step_positive"),
+            models.CheckConstraint(
+                condition=Q(part__in=["message", "tool_call", "observation", "reasoning"]),
+                name="stepcomment_part_valid",
+            ),
+            # A range has both ends, in order, or neither (a comment on the whole part).
+            models.CheckConstraint(
+                condition=Q(start__isnull=True, end__isnull=True)
+                | Q(start__isnull=False, end__isnull=False, start__lt=F("end")),
+                name="stepcomment_range_valid",
+            ),
+            models.CheckConstraint(condition=~Q(text=""), name="stepcomment_text_required"),
+        ]
+        indexes = [
+            # The trial page: a trial's comments, oldest first, in one query.
+            models.Index(fields=["trial", "created_at", "id"], name="stepcomment_trial_time_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"comment on step {self.step} of trial {self.trial_id} by {self.author_id}"
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        if not self._state.adding:
+            raise AppendOnlyError("step comments are append-only: add a newer one instead")
+        super().save(*args, **kwargs)
+
+    def delete(self, *args: Any, **kwargs: Any) -> tuple[int, dict[str, int]]:
+        raise AppendOnlyError("step comments are append-only: they cannot be deleted")
+
+    @property
+    def anchor(self) -> str:
+        return f"comment-{self.pk}"
+
+
+class CommentTargetError(ValueError):
+    """The step, part or range a comment names is not in the trial's trajectory."""
+
+
+# A range longer than this is a comment on the whole part.
+MAX_COMMENT_RANGE = 20_000
+
+
+@dataclass(frozen=True)
+class CommentTarget:
+    step: int
+    part: str
+    part_index: int = 0
+    start: int | None = None
+    end: int | None = None
+    quote: str = ""
+
+
+def part_text(trajectory: Any, step: int, part: str, part_index: int) -> str:
+    """The whole text of a step's part, as the trajectory view shows it (`rewards.reports`)."""
+    steps = reports.steps(trajectory)
+    if steps is None or not 1 <= step <= len(steps):
+        raise CommentTargetError(f"The trajectory has no step {step}.")
+    same_kind = [p for p in reports.step_parts(steps[step - 1]) if p.kind == part]
+    if not 0 <= part_index < len(same_kind):
+        raise CommentTargetError(f"Step {step} has no such {part.replace('_', ' ')}.")
+    return same_kind[part_index].text
+
+
+def resolve_target(trajectory: Any, target: CommentTarget) -> CommentTarget:
+    """The target checked against the trajectory, its range fitted to the part's text.
+
+    The browser counts characters in the text as shown, which may differ from the stored
+    text (rendered markdown, terminal colours): the quote it sends wins, and the range is
+    moved to the occurrence of the quote nearest to where the browser placed it. A quote
+    that is not in the part is refused, never stored against the wrong text.
+    """
+    text = part_text(trajectory, target.step, target.part, target.part_index)
+    if target.quote:
+        quote, hint = target.quote, target.start or 0
+        if text.startswith(quote, hint):
+            start = hint
+        else:
+            found = list(_occurrences(text, quote))
+            if not found:
+                raise CommentTargetError("The selected text is not in that part of the step.")
+            start = min(found, key=lambda at: abs(at - hint))
+    elif target.start is not None and target.end is not None:
+        start = target.start
+        if not 0 <= start < target.end <= len(text):
+            raise CommentTargetError("The range is outside that part's text.")
+        quote = text[start : target.end]
+    else:
+        return CommentTarget(target.step, target.part, target.part_index)
+    if len(quote) > MAX_COMMENT_RANGE:
+        raise CommentTargetError(
+            f"Select at most {MAX_COMMENT_RANGE} characters, or comment on the whole part."
+        )
+    return CommentTarget(
+        target.step, target.part, target.part_index, start, start + len(quote), quote
+    )
+
+
+def _occurrences(text: str, quote: str) -> Iterator[int]:
+    at = text.find(quote)
+    while at != -1:
+        yield at
+        at = text.find(quote, at + 1)
+
+
+def add_step_comment(
+    *,
+    trial_id: int,
+    author: Any,
+    target: CommentTarget,
+    text: str,
+    supersedes: StepComment | None = None,
+) -> StepComment:
+    """Check the target against the trial's trajectory, then record the comment."""
+    trajectory = (
+        TrialDetail.objects.filter(trial_id=trial_id).values_list("trajectory", flat=True).first()
+    )
+    resolved = resolve_target(trajectory, target)
+    if supersedes is not None and supersedes.trial_id != trial_id:
+        raise CommentTargetError("A comment can only correct a comment on the same trial.")
+    return StepComment.objects.create(
+        trial_id=trial_id,
+        author=author,
+        step=resolved.step,
+        part=resolved.part,
+        part_index=resolved.part_index,
+        start=resolved.start,
+        end=resolved.end,
+        quote=resolved.quote,
+        text=text,
+        supersedes=supersedes,
+    )
 
 
 class AdjudicationQuerySet(models.QuerySet["Adjudication"]):

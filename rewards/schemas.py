@@ -158,6 +158,33 @@ class Annotation(StrictModel):
     guideline_version: Annotated[str, Field(max_length=40)] | None = None
 
 
+class StepComment(StrictModel):
+    """A reviewer's comment on a step of the trajectory (the review app's `StepComment`): the
+    step by its 1-based position, the part by kind and index among that kind, an optional
+    character range of its text and the text it covered. `uid` names it across databases;
+    `supersedes`, the uid of the earlier comment it corrects."""
+
+    uid: UUID
+    author_id: Annotated[str, Field(min_length=1, max_length=150)]
+    timestamp: UtcDatetime
+    step: int = Field(ge=1)
+    part: Literal["message", "tool_call", "observation", "reasoning"]
+    part_index: int = Field(default=0, ge=0, le=32767)
+    start: int | None = Field(default=None, ge=0)
+    end: int | None = Field(default=None, ge=1)
+    quote: str = ""
+    text: Annotated[str, Field(min_length=1)]
+    supersedes: UUID | None = None
+
+    @model_validator(mode="after")
+    def _range_in_order(self) -> StepComment:
+        if (self.start is None) != (self.end is None):
+            raise ValueError("a range has both start and end, or neither")
+        if self.start is not None and self.end is not None and self.start >= self.end:
+            raise ValueError("a range's start comes before its end")
+        return self
+
+
 class EvaluationResult(StrictModel):
     reward: Number
     validity: ValidityCheck
@@ -419,6 +446,7 @@ class TrialBundle(StrictModel):
     judge_verdicts: list[JudgeVerdict] = Field(default_factory=list)
     error_tags: list[ErrorTag] = Field(default_factory=list)
     annotations: list[Annotation] = Field(default_factory=list)
+    step_comments: list[StepComment] = Field(default_factory=list)
 
     @model_validator(mode="after")
     def _one_current_result(self) -> TrialBundle:

@@ -86,9 +86,9 @@ def purge_review_data() -> None:
     """Empty every trial table, annotations (and what is kept from them) included, for tests
     that need an empty database.
 
-    Annotations and adjudications are append-only by trigger (review migrations 0002 and
-    0005); the triggers are dropped for the purge and put back at once, exactly as the
-    migrations made them.
+    Annotations, adjudications and step comments are append-only by trigger (review
+    migrations 0002, 0005 and 0012); the triggers are dropped for the purge and put back at
+    once, exactly as the migrations made them.
     """
     import importlib
 
@@ -101,12 +101,13 @@ def purge_review_data() -> None:
         JudgmentTally,
         LatestJudgment,
         PairTally,
+        StepComment,
     )
     from rewards import append_only
     from rewards.models import Job, Task
 
     # Append-only tables made by `rewards.append_only` (migrations after review 0011).
-    later = [GoldLabel._meta.db_table]
+    later = [GoldLabel._meta.db_table, StepComment._meta.db_table]
 
     migrations = [
         importlib.import_module("review.migrations.0002_annotation_append_only"),

@@ -138,6 +138,7 @@ def test_the_blind_page_runs_a_fixed_number_of_queries(
     trial = secret_trial()
     client.force_login(rita)
     # the user, their role groups, the blind record of the trial, "already
-    # reviewed?", the reviewer's discipline, the trial's artifacts.
-    with django_assert_num_queries(6):
+    # reviewed?", the reviewer's discipline, the trial's artifacts, the reviewer's own
+    # step comments.
+    with django_assert_num_queries(7):
         assert client.get(f"/trials/{trial.pk}/blind/").status_code == 200

@@ -222,9 +222,9 @@ def test_the_folder_tabs_read_no_more_rows_than_the_default_tab(
     f.login(client, "ana", "analyst")
     trial = _trial("analysis")
     # 1 the user, 2 their role groups, 3 the trial with its job, task and the open tab's
-    # blobs, 4 its results, 5 scorers; no judge, error tag or annotation to read. The files
-    # come from the folder, not the database.
-    with django_assert_num_queries(5):
+    # blobs, 4 its results, 5 its step comments, 6 scorers; no judge, error tag or
+    # annotation to read. The files come from the folder, not the database.
+    with django_assert_num_queries(6):
         response = client.get(f"/trials/{trial.pk}/?tab={tab}")
     assert response.status_code == 200
     # The tab alone: 1 the user (their roles kept in the cache since the page), 2 the trial

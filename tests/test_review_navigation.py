@@ -245,10 +245,10 @@ def test_previous_and_next_cost_no_extra_query_whatever_the_data_size(
     middle = trials[len(trials) // 2]
     # 1 the user, 2 their role groups, 3 the trial with its job, task and open
     # tab's blobs AND its previous and next ids (two keyset subqueries, LIMIT 1 each, in the
-    # same SELECT), 4 results, 5 scorers, 6 judge verdicts, 7 the reviewer's profile: the
-    # same 7 as the page without a list (no annotation and no error tag yet: neither
-    # annotations, adjudications nor tags are read).
-    with django_assert_num_queries(7):
+    # same SELECT), 4 results, 5 step comments, 6 scorers, 7 judge verdicts, 8 the
+    # reviewer's profile: the same 8 as the page without a list (no annotation and no
+    # error tag yet: neither annotations, adjudications nor tags are read).
+    with django_assert_num_queries(8):
         html = client.get(
             f"/trials/{middle.pk}/?judge_verdict=FAIL&sort=-reward&tab=diff"
         ).content.decode()
@@ -256,7 +256,7 @@ def test_previous_and_next_cost_no_extra_query_whatever_the_data_size(
     # A job filter adds two: the newest jobs, among which the form finds the job, and their
     # agents, models and datasets (what the pickers name them by; both cached from then
     # on); the roles come from the cache now.
-    with django_assert_num_queries(8):
+    with django_assert_num_queries(9):
         assert client.get(f"/trials/{middle.pk}/?job={middle.job_id}").status_code == 200
 
 

@@ -280,16 +280,16 @@ def _busy_trial(size: int) -> Trial:
 @pytest.mark.parametrize(
     ("tab", "expected"),
     [
-        ("", 10),
-        ("diff", 10),
-        ("output", 10),
-        ("verifier", 11),
+        ("", 11),
+        ("diff", 11),
+        ("output", 11),
+        ("verifier", 12),
         # The tabs read from the trial's folder read no row more.
-        ("agent-logs", 10),
-        ("trial-log", 10),
-        ("artifacts", 10),
-        ("analysis", 10),
-        ("exception", 10),
+        ("agent-logs", 11),
+        ("trial-log", 11),
+        ("artifacts", 11),
+        ("analysis", 11),
+        ("exception", 11),
     ],
 )
 def test_the_trial_page_runs_a_fixed_number_of_queries(
@@ -307,15 +307,16 @@ def test_the_trial_page_runs_a_fixed_number_of_queries(
         adjudicate(trial_id=trial.pk, adjudicator=eve, verdict="pass", rationale=f"r{i}")
     # 1 the user, 2 their role groups, 3 the trial with its job, task and the
     # open tab's blobs (nothing else of them), 4 its results (raw artifacts deferred), 5
-    # scorers, 6 judge verdicts, 7 error tags, 8 annotations with their reviewers, 9 the
-    # reviewer's profile (discipline), 10 adjudications with their adjudicators; the
-    # verifier tab adds 11, the current result's raw artifacts.
+    # step comments with their authors (beside the steps and in the annotations panel), 6
+    # scorers, 7 judge verdicts, 8 error tags, 9 annotations with their reviewers, 10 the
+    # reviewer's profile (discipline), 11 adjudications with their adjudicators; the
+    # verifier tab adds 12, the current result's raw artifacts.
     with django_assert_num_queries(expected):
         response = client.get(_url(trial, f"?tab={tab}" if tab else ""))
     assert response.status_code == 200
 
 
-@pytest.mark.parametrize(("role", "expected"), [("reviewer", 8), ("analyst", 7)])
+@pytest.mark.parametrize(("role", "expected"), [("reviewer", 9), ("analyst", 8)])
 def test_an_unreviewed_trial_reads_no_annotations_and_no_adjudications(
     client: Client, django_assert_num_queries: Callable[..., Any], role: str, expected: int
 ) -> None:
@@ -327,9 +328,9 @@ def test_an_unreviewed_trial_reads_no_annotations_and_no_adjudications(
     )
     assert trial.annotation_count == 0
     f.login(client, "una", role)
-    # 1 the user, 2 their role groups, 3 the trial, 4 results, 5 scorers, 6
-    # judge verdicts, 7 error tags, and for a reviewer 8 their profile (the form's
-    # discipline): the kept annotation count says there is nothing more to read.
+    # 1 the user, 2 their role groups, 3 the trial, 4 results, 5 step comments, 6
+    # scorers, 7 judge verdicts, 8 error tags, and for a reviewer 9 their profile (the
+    # form's discipline): the kept annotation count says there is nothing more to read.
     with django_assert_num_queries(expected):
         response = client.get(_url(trial))
     html = response.content.decode()
@@ -345,9 +346,10 @@ def test_a_trial_without_judge_or_error_tags_reads_neither(
     assert trial.judge_verdict == ""
     assert trial.error_categories == ""
     f.login(client, "ann", "analyst")
-    # 1 the user, 2 their role groups, 3 the trial, 4 results, 5 scorers: its
-    # kept judge verdict and error categories are empty, so no verdict or tag is read.
-    with django_assert_num_queries(5):
+    # 1 the user, 2 their role groups, 3 the trial, 4 results, 5 step comments, 6
+    # scorers: its kept judge verdict and error categories are empty, so no verdict or tag
+    # is read.
+    with django_assert_num_queries(6):
         response = client.get(_url(trial))
     html = response.content.decode()
     assert "No judge verdict for this trial." in html

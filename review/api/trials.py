@@ -1,4 +1,5 @@
-"""`/api/trials`: the explorer's filter and keyset pages, one trial's bundle, its annotations."""
+"""`/api/trials`: the explorer's filter and keyset pages, one trial's bundle, its annotations
+and step comments."""
 
 from __future__ import annotations
 
@@ -26,8 +27,16 @@ from review.exports import with_annotations
 from review.filtering.fields import MAX_JUDGED, MAX_JUDGED_LENGTH, JudgedField
 from review.filtering.form import TrialFilterForm
 from review.filtering.paging import CursorError, decode_cursor
-from review.forms import MAX_CATEGORIES, MAX_CATEGORY_LENGTH, AnnotationForm
-from review.models import Annotation, ReviewerProfile, add_annotation
+from review.forms import MAX_CATEGORIES, MAX_CATEGORY_LENGTH, AnnotationForm, StepCommentForm
+from review.models import (
+    MAX_COMMENT_RANGE,
+    Annotation,
+    CommentTargetError,
+    ReviewerProfile,
+    StepComment,
+    add_annotation,
+    add_step_comment,
+)
 from rewards.export import bundle_queryset
 from rewards.models import Trial
 from rewards.schemas import TrialBundle
@@ -156,6 +165,56 @@ class AnnotationIn(StrictIn):
         Field(max_length=MAX_CATEGORIES),
     ] = []
     notes: Annotated[str, Field(max_length=20000)] = ""
+
+
+class StepCommentOut(Schema):
+    id: int
+    uid: UUID
+    trial_id: int
+    author: str
+    created_at: datetime
+    step: int = Field(description="the step's 1-based position in the trajectory")
+    part: str = Field(description="message, tool_call, observation or reasoning")
+    part_index: int = Field(description="which part of that kind in the step, from 0")
+    start: int | None = Field(description="first character of the range; null: the whole part")
+    end: int | None
+    quote: str = Field(description="the text the range covered when the comment was made")
+    text: str
+    supersedes: UUID | None = Field(description="uid of the earlier comment this one corrects")
+
+    @classmethod
+    def of(cls, comment: StepComment) -> StepCommentOut:
+        return cls(
+            id=comment.pk,
+            uid=comment.uid,
+            trial_id=comment.trial_id,
+            author=comment.author.get_username(),
+            created_at=comment.created_at,
+            step=comment.step,
+            part=comment.part,
+            part_index=comment.part_index,
+            start=comment.start,
+            end=comment.end,
+            quote=comment.quote,
+            text=comment.text,
+            supersedes=comment.supersedes.uid if comment.supersedes else None,
+        )
+
+
+class StepCommentIn(StrictIn):
+    """A comment by the token's user on a step, a part of it, or a range of that part's
+    text: give `quote` (the text, found in the part nearest `start`) or `start` and `end`."""
+
+    step: int = Field(ge=1)
+    part: Literal["message", "tool_call", "observation", "reasoning"]
+    part_index: int = Field(0, ge=0, le=32767)
+    start: int | None = Field(None, ge=0)
+    end: int | None = Field(None, ge=1)
+    quote: Annotated[str, Field(max_length=MAX_COMMENT_RANGE)] = ""
+    text: Annotated[str, Field(min_length=1, max_length=20000)]
+    supersedes: int | None = Field(
+        None, ge=1, description="id of the token user's own comment that this one corrects"
+    )
 
 
 # --- trials ----------------------------------------------------------------------------------
@@ -309,3 +368,58 @@ def create_annotation(
         reviewer_discipline=discipline or "",
     )
     return Status(201, AnnotationOut.of(annotation))
+
+
+@router.get(
+    "/trials/{int:trial_id}/comments",
+    response={200: list[StepCommentOut], 404: ErrorOut, **ERRORS},
+    summary="A trial's step comments",
+)
+def list_step_comments(request: HttpRequest, trial_id: int) -> list[StepCommentOut]:
+    """Every comment on the trial's steps, oldest first (append-only: none is ever changed)."""
+    trial = _trial_or_404(trial_id)
+    comments = StepComment.objects.filter(trial=trial).history().select_related("supersedes")
+    return [StepCommentOut.of(c) for c in comments]
+
+
+@router.post(
+    "/trials/{int:trial_id}/comments",
+    auth=annotate_auth,
+    response={201: StepCommentOut, 404: ErrorOut, 422: ErrorOut, **ERRORS},
+    summary="Comment on a step of a trial (reviewers, experts, staff)",
+)
+def create_step_comment(
+    request: HttpRequest, trial_id: int, body: StepCommentIn
+) -> Status[StepCommentOut]:
+    """Add the token user's comment; its step, part and range are checked against the
+    trial's trajectory, as on the trial page."""
+    trial = _trial_or_404(trial_id)
+    # The trial page's form, so the API and the page accept exactly the same comments.
+    form = StepCommentForm(body.model_dump(exclude_none=True))
+    supersedes = None
+    if form.is_valid() and body.supersedes is not None:
+        supersedes = StepComment.objects.filter(
+            pk=body.supersedes, trial=trial, author=user_of(request)
+        ).first()
+        if supersedes is None:
+            form.add_error("supersedes", "You can correct only your own comments on this trial.")
+    if form.is_valid():
+        try:
+            comment = add_step_comment(
+                trial_id=trial.pk,
+                author=user_of(request),
+                target=form.target(),
+                text=form.cleaned_data["text"],
+                supersedes=supersedes,
+            )
+        except CommentTargetError as refused:
+            form.add_error(None, str(refused))
+        else:
+            return Status(201, StepCommentOut.of(comment))
+    raise ValidationError(
+        [
+            {"loc": ("body", name if name != "__all__" else "step"), "msg": msg, "type": "invalid"}
+            for name, messages in form.errors.items()
+            for msg in messages
+        ]
+    )

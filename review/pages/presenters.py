@@ -8,12 +8,14 @@ and never fetched. Nothing here decides a scoring rule; those live in `rewards.r
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
 from pydantic import ValidationError
 
+from review.models import StepComment
+from review.pages import highlight
 from rewards import reports, rules
 from rewards.models import ErrorTag, ScorerResult, TrialDetail
 from rewards.reports import as_text
@@ -164,6 +166,8 @@ def fact_check_rows(
 
 # Where a cited fact check's quotes are, by (step number, part index): character ranges.
 Marks = dict[tuple[int, int], list[tuple[int, int]]]
+# The highlight a followed citation's quote carries (review.pages.highlight.Range.ref).
+CITED_REF = "cited-quote"
 
 
 def citation_marks(fact_checks: Any, index: int) -> Marks:
@@ -181,37 +185,6 @@ def citation_marks(fact_checks: Any, index: int) -> Marks:
         ):
             marks.setdefault((step, part), []).append((start, end))  # type: ignore[arg-type]
     return marks
-
-
-@dataclass(frozen=True)
-class Segment:
-    text: str
-    marked: bool = False
-
-
-def marked_segments(text: str, ranges: Iterable[tuple[int, int]]) -> list[Segment]:
-    """`text` cut into runs, those inside `ranges` (character offsets, end exclusive)
-    marked; overlapping ranges merge, ranges past the end of `text` (a part shown cut)
-    are cut with it. The template escapes every run and puts `<mark>` around marked ones."""
-    spans: list[list[int]] = []
-    for start, end in sorted(ranges):
-        start, end = max(0, start), min(len(text), end)
-        if start >= end:
-            continue
-        if spans and start <= spans[-1][1]:
-            spans[-1][1] = max(spans[-1][1], end)
-        else:
-            spans.append([start, end])
-    segments = []
-    at = 0
-    for start, end in spans:
-        if start > at:
-            segments.append(Segment(text[at:start]))
-        segments.append(Segment(text[start:end], marked=True))
-        at = end
-    if at < len(text):
-        segments.append(Segment(text[at:]))
-    return segments
 
 
 # --- reward breakdown ---------------------------------------------------------------------
@@ -456,8 +429,12 @@ class StepPart:
     text: str
     cut: int = 0
     name: str = ""  # the tool's name, as the agent wrote it
-    # The part's text in runs, some marked (a cited quote); empty when nothing is marked.
-    segments: list[Segment] = field(default_factory=list)
+    ordinal: int = 0  # which part of its kind in the step (a step makes several tool calls)
+    # A followed citation's quotes in this part (`citation_marks`), highlighted with any
+    # comments' ranges.
+    marks: tuple[highlight.Range, ...] = ()
+    # The shown text cut at highlighted ranges; empty: nothing highlighted.
+    segments: tuple[highlight.Segment, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -467,10 +444,11 @@ class Step:
     timestamp: str
     model: str
     parts: list[StepPart]
-    # The step's position in the trajectory, from 1: its anchor (`#step-N`) and the number
-    # the judge cites it by (`rewards.reports.numbered_steps`).
+    # Its 1-based position in the trajectory: the `step-N` anchor, what comments name and the
+    # number the judge cites it by (`rewards.reports.numbered_steps`).
     index: int = 0
-    cited: bool = False  # a part holds a marked quote
+    cited: bool = False  # a part holds a followed citation's quote
+    comments: tuple[StepComment, ...] = ()  # shown beside it, oldest first (`with_comments`)
 
     @property
     def source_class(self) -> str:
@@ -489,11 +467,19 @@ class Trajectory:
 
 def _step_parts(step: Mapping[str, Any], number: int, marks: Marks) -> list[StepPart]:
     parts = []
-    for index, part in enumerate(reports.step_parts(step)):
+    seen: dict[str, int] = {}
+    for position, part in enumerate(reports.step_parts(step)):
         shown, cut = clip(part.text)
-        ranges = marks.get((number, index))
-        segments = marked_segments(shown, ranges) if ranges else []
-        parts.append(StepPart(part.kind, part.label, shown, cut, part.name, segments))
+        ordinal = seen.get(part.kind, 0)
+        seen[part.kind] = ordinal + 1
+        ranges = tuple(
+            highlight.Range(start, end, CITED_REF, "cited by the judge")
+            for start, end in marks.get((number, position), [])
+        )
+        segments = tuple(highlight.highlight(shown, ranges)) if ranges else ()
+        parts.append(
+            StepPart(part.kind, part.label, shown, cut, part.name, ordinal, ranges, segments)
+        )
     return parts
 
 
@@ -523,11 +509,55 @@ def trajectory(raw: Any, kinds: Sequence[str], marks: Marks | None = None) -> Tr
                     model=as_text(item.get("model_name", "")),
                     parts=visible,
                     index=index,
-                    cited=any(p.segments for p in visible),
+                    cited=any(p.marks for p in visible),
                 )
             )
     schema = as_text(raw.get("schema_version", "")) if isinstance(raw, Mapping) else ""
     return Trajectory(steps=steps, counts=counts, total_steps=len(steps_raw), schema=schema)
+
+
+def with_comments(trajectory: Trajectory, comments: Sequence[StepComment]) -> Trajectory:
+    """The trajectory with each comment beside its step and its range highlighted in its part.
+
+    A superseded comment (one a newer comment corrects) is listed in the annotations panel
+    only. Only the commented steps are rebuilt: a long trajectory with a few comments costs
+    a few steps' work.
+    """
+    current = current_comments(comments)
+    if not current:
+        return trajectory
+    by_step: dict[int, list[StepComment]] = {}
+    for comment in current:
+        by_step.setdefault(comment.step, []).append(comment)
+    steps = [
+        _commented_step(step, by_step[step.index]) if step.index in by_step else step
+        for step in trajectory.steps
+    ]
+    return replace(trajectory, steps=steps)
+
+
+def current_comments(comments: Sequence[StepComment]) -> list[StepComment]:
+    """The comments no newer comment supersedes, in their order."""
+    superseded = {c.supersedes_id for c in comments if c.supersedes_id is not None}
+    return [c for c in comments if c.pk not in superseded]
+
+
+def _commented_step(step: Step, comments: list[StepComment]) -> Step:
+    parts = []
+    for part in step.parts:
+        ranges = [
+            highlight.Range(c.start, c.end, c.anchor, f"comment by {c.author.get_username()}")
+            for c in comments
+            if c.part == part.kind
+            and c.part_index == part.ordinal
+            and c.start is not None
+            and c.end is not None
+        ]
+        if ranges:
+            both = [*part.marks, *ranges]
+            part = replace(part, segments=tuple(highlight.highlight(part.text, both)))
+        parts.append(part)
+    return replace(step, parts=parts, comments=tuple(comments))
 
 
 # --- workspace diff -----------------------------------------------------------------------

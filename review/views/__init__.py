@@ -1,6 +1,6 @@
 from review.views.explorer import explorer
 from review.views.jobs import job_detail, job_list
-from review.views.trial import annotate, scorer_row, trial_detail, trial_file
+from review.views.trial import annotate, scorer_row, step_comment, trial_detail, trial_file
 
 __all__ = [
     "annotate",
@@ -8,6 +8,7 @@ __all__ = [
     "job_detail",
     "job_list",
     "scorer_row",
+    "step_comment",
     "trial_detail",
     "trial_file",
 ]

@@ -4,6 +4,9 @@ The queue's blind mode hands trials out to this page. Its context is built from 
 record (`BlindTrial`) and the agent's own artifacts, so nothing hidden can reach the HTML
 whatever the template does; the reviewer sees everything on the trial page once they have
 submitted. An annotation made here is recorded as blind.
+
+Step comments can be written here too; the page shows the reviewer's own comments only,
+as it shows no other reviewer's annotation: everyone's are on the trial page, once revealed.
 """
 
 from __future__ import annotations
@@ -16,14 +19,21 @@ from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpResponse, QueryDict
 from django.shortcuts import redirect, render
 from django.urls import reverse
-from django.views.decorators.http import require_http_methods
+from django.views.decorators.http import require_http_methods, require_POST
 
 from review import guidelines
 from review.filtering.form import TrialFilterForm
-from review.forms import STEP_KINDS, AnnotationForm
+from review.forms import STEP_KINDS, AnnotationForm, StepCommentForm, TrialPageForm
 from review.guidelines import ReviewStamp
 from review.http import HttpRequest
-from review.models import Annotation, ReviewerProfile, add_annotation
+from review.models import (
+    Annotation,
+    CommentTargetError,
+    ReviewerProfile,
+    StepComment,
+    add_annotation,
+    add_step_comment,
+)
 from review.pages import presenters
 from review.roles import annotate_required
 from rewards.ingest.trial_files import TrialFolder, TrialFolderGone, step_order
@@ -120,8 +130,52 @@ def blind_review(request: HttpRequest, pk: int) -> HttpResponse:
             .first()
         )
         form = AnnotationForm(initial={"reviewer_discipline": discipline or ""})
-    detail = TrialDetail.objects.filter(trial_id=pk).only(*ARTIFACT_FIELDS).first()
-    trajectory = presenters.trajectory(detail.trajectory if detail else None, STEP_KINDS)
+    status = 400 if request.method == "POST" else 200
+    # A step's plain "Comment" link opens the form on that step.
+    step = TrialPageForm(request.GET).commenting_step
+    comment_form = StepCommentForm(initial={"step": step, "part": "message"})
+    return _render(request, trial, query, form, comment_form, status)
+
+
+@require_POST
+@login_required
+@annotate_required
+def blind_comment(request: HttpRequest, pk: int) -> HttpResponse:
+    """A step comment from blind review; back to the blind page, at the step."""
+    trial = _blind_trial(pk)
+    query = _page_query(request)
+    form = StepCommentForm(request.POST)
+    if form.is_valid():
+        try:
+            comment = add_step_comment(
+                trial_id=pk,
+                author=request.user,
+                target=form.target(),
+                text=form.cleaned_data["text"],
+            )
+        except CommentTargetError as refused:
+            form.add_error(None, str(refused))
+        else:
+            messages.success(request, "Comment saved.")
+            page = reverse("review:blind-review", args=[pk])
+            return redirect(f"{page}?{query.urlencode()}#step-{comment.step}")
+    return _render(request, trial, query, AnnotationForm(), form, status=400)
+
+
+def _render(
+    request: HttpRequest,
+    trial: BlindTrial,
+    query: QueryDict,
+    form: AnnotationForm,
+    comment_form: StepCommentForm,
+    status: int,
+) -> HttpResponse:
+    detail = TrialDetail.objects.filter(trial_id=trial.pk).only(*ARTIFACT_FIELDS).first()
+    # The reviewer's own comments only (module docstring).
+    own = list(StepComment.objects.filter(trial_id=trial.pk, author=request.user).history())
+    trajectory = presenters.with_comments(
+        presenters.trajectory(detail.trajectory if detail else None, STEP_KINDS), own
+    )
     context: dict[str, Any] = {
         "trial": trial,
         "form": form,
@@ -132,8 +186,10 @@ def blind_review(request: HttpRequest, pk: int) -> HttpResponse:
         "diff": presenters.diff(detail.workspace_diff if detail else ""),
         "query": query.urlencode(),
         "skip_url": f"{reverse('review:queue-skip')}?{_filters_only(query)}",
+        "comment_form": comment_form,
+        "comment_url": f"{reverse('review:blind-comment', args=[trial.pk])}?{query.urlencode()}",
+        "comment_query": f"{query.urlencode()}&",
     }
-    status = 400 if request.method == "POST" else 200
     return render(request, "review/blind_review.html", context, status=status)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -24,12 +25,21 @@ from review.forms import (
     AnnotationForm,
     GoldLabelForm,
     ScorerRowForm,
+    StepCommentForm,
     TrialFileForm,
     TrialPageForm,
 )
 from review.guidelines import ReviewStamp
 from review.http import HttpRequest, wants_fragment
-from review.models import Annotation, GoldLabel, ReviewerProfile, add_annotation
+from review.models import (
+    Annotation,
+    CommentTargetError,
+    GoldLabel,
+    ReviewerProfile,
+    StepComment,
+    add_annotation,
+    add_step_comment,
+)
 from review.pages import presenters
 from review.pages.navigation import TrialNav, trial_url
 from review.roles import (
@@ -154,7 +164,13 @@ def _scorer_links(
     ]
 
 
-def _tab_context(trial: Trial, state: TrialPageForm, nav: TrialNav) -> dict[str, Any]:
+def _tab_context(
+    trial: Trial,
+    state: TrialPageForm,
+    nav: TrialNav,
+    comments: Sequence[StepComment] = (),
+) -> dict[str, Any]:
+    """The open tab's context; the trajectory shows `comments` beside their steps."""
     tab = state.current_tab
     detail = _detail_of(trial)
     page_url = reverse("review:trial-detail", args=[trial.pk])
@@ -169,7 +185,9 @@ def _tab_context(trial: Trial, state: TrialPageForm, nav: TrialNav) -> dict[str,
         kinds = state.step_kinds
         cited = state.cited
         marks = cited_marks(trial, *cited) if cited else None
-        trajectory = presenters.trajectory(detail.trajectory if detail else None, kinds, marks)
+        trajectory = presenters.with_comments(
+            presenters.trajectory(detail.trajectory if detail else None, kinds, marks), comments
+        )
         context["trajectory"] = trajectory
         context["agent_logs_url"] = nav.tab_url(page_url, "agent-logs")
         context["step_filters"] = [
@@ -220,12 +238,49 @@ def _folder_context(trial: Trial, tab: str) -> dict[str, Any]:
     return context
 
 
+def _comment_form_context(
+    request: HttpRequest,
+    trial: Trial,
+    state: TrialPageForm,
+    nav: TrialNav,
+    form: StepCommentForm | None = None,
+    comments: Sequence[StepComment] = (),
+) -> dict[str, Any]:
+    """The step-comment form, for those who may comment, and what links to it.
+
+    Not while the trial runs: its tabs are polled (the form would be swapped away while
+    being written) and its trajectory is still growing.
+    """
+    if not can_annotate(request.user) or trial.is_running:
+        return {}
+    if form is None:
+        # A comment's plain "Correct" link names one of the reviewer's own (`comments`).
+        own = [c for c in comments if c.pk == state.correcting and c.author_id == request.user.pk]
+        form = (
+            StepCommentForm.correcting(own[0])
+            if own
+            else StepCommentForm(initial={"step": state.commenting_step, "part": "message"})
+        )
+    page_query = nav.page_query
+    page_query["tab"] = "trajectory"
+    page_query.pop("comment_step", None)
+    page_query.pop("correct", None)
+    action = reverse("review:step-comment", args=[trial.pk])
+    return {
+        "comment_form": form,
+        "comment_url": f"{action}?{nav.annotate_url_query}",
+        # The steps' plain "Comment" links: the page again, its form set to that step.
+        "comment_query": f"{page_query.urlencode()}&",
+    }
+
+
 def _annotations_context(
     request: HttpRequest,
     trial: Trial,
     nav: TrialNav,
     form: AnnotationForm | None = None,
     saved: bool = False,
+    comments: Sequence[StepComment] = (),
 ) -> dict[str, Any]:
     allowed = can_annotate(request.user)
     # The trial keeps its annotation count (kept with every annotation added): most trials
@@ -249,6 +304,9 @@ def _annotations_context(
         "can_annotate": allowed,
         "saved": saved,
         "nav": nav,
+        "step_comments": comments,
+        "superseded_comments": {c.supersedes_id for c in comments if c.supersedes_id},
+        "steps_url": nav.tab_url(reverse("review:trial-detail", args=[trial.pk]), "trajectory"),
     }
 
 
@@ -288,6 +346,12 @@ def error_tags_of(trial_id: int) -> list[ErrorTag]:
     return list(ErrorTag.objects.filter(trial_id=trial_id).order_by("id"))
 
 
+def step_comments_of(trial_id: int) -> list[StepComment]:
+    """The trial's step comments, oldest first, with their authors: beside the steps and in
+    the annotations panel alike."""
+    return list(StepComment.objects.filter(trial_id=trial_id).history())
+
+
 def annotation_history(trial_id: int) -> list[Annotation]:
     """The trial's annotations, oldest first, with their reviewers."""
     return list(
@@ -303,15 +367,17 @@ def _page_context(
     state: TrialPageForm,
     nav: TrialNav,
     form: AnnotationForm | None = None,
+    comment_form: StepCommentForm | None = None,
 ) -> dict[str, Any]:
     results = results_of(trial.pk)
+    comments = step_comments_of(trial.pk)
     current = next((r for r in results if r.is_current), None)
     scorers = scorers_of(trial.pk)
     # The trial keeps its latest judge verdict and its error categories: without either,
     # there is no verdict (no error tag) to read.
     verdicts = verdicts_of(trial.pk) if trial.judge_verdict else []
     judge = verdicts[0] if verdicts else None
-    tabs = _tab_context(trial, state, nav)
+    tabs = _tab_context(trial, state, nav, comments)
     return {
         "trial": trial,
         "job": trial.job,
@@ -342,7 +408,8 @@ def _page_context(
         "human_explanation": presenters.DISAGREEMENT_EXPLANATIONS.get(trial.human_disagreement, ""),
         **tabs,
         "ingest_problems": presenters.ingest_problems(tabs["detail"]),
-        **_annotations_context(request, trial, nav, form),
+        **_annotations_context(request, trial, nav, form, comments=comments),
+        **_comment_form_context(request, trial, state, nav, comment_form, comments),
         "gold": _gold_context(request, trial),
     }
 
@@ -373,7 +440,12 @@ def trial_detail(request: HttpRequest, pk: int) -> HttpResponse:
     if wants_fragment(request):
         # The tabs are the page's only htmx GET: swap the tab strip and its panel, and the
         # previous / next links out of band, so they carry the newly opened tab.
-        context = {"trial": trial, **_tab_context(trial, state, nav)}
+        comments = step_comments_of(trial.pk) if state.current_tab == "trajectory" else []
+        context = {
+            "trial": trial,
+            **_tab_context(trial, state, nav, comments),
+            **_comment_form_context(request, trial, state, nav, comments=comments),
+        }
         tabs = render_to_string(f"{TEMPLATE}#tabs", context, request)
         links = render_to_string(f"{TEMPLATE}#trial-nav", {**context, "oob": True}, request)
         return HttpResponse(tabs + links)
@@ -492,8 +564,11 @@ def _annotations_response(
 ) -> HttpResponse:
     """The annotations card, plus the human gate swapped out of band (it may have changed),
     and, from the queue, the queue bar (a reviewed trial offers "Next in queue")."""
+    comments = step_comments_of(trial.pk)
     card = render_to_string(
-        f"{TEMPLATE}#annotations", _annotations_context(request, trial, nav, form, saved), request
+        f"{TEMPLATE}#annotations",
+        _annotations_context(request, trial, nav, form, saved, comments),
+        request,
     )
     human = render_to_string(
         f"{TEMPLATE}#human-gate",
@@ -512,3 +587,67 @@ def _annotations_response(
             f"{TEMPLATE}#queue-bar", {"trial": trial, "nav": nav, "oob": True}, request
         )
     return HttpResponse(card + human + queue_bar)
+
+
+@require_POST
+@login_required
+@vary_on_headers("HX-Request")
+@annotate_required
+def step_comment(request: HttpRequest, pk: int) -> HttpResponse:
+    """Add the logged-in reviewer's comment on a step; never edits or removes one."""
+    filters = TrialFilterForm(request.GET)
+    fragment = wants_fragment(request)
+    state = TrialPageForm(request.GET)
+    trial = _get_trial_for(request, pk, around=None if fragment else filters, tab="trajectory")
+    nav = TrialNav.of(filters, state, trial)
+    form = StepCommentForm(request.POST)
+    comment = _add_comment(request, trial, form) if form.is_valid() else None
+    if comment is not None and not fragment:
+        messages.success(request, "Comment saved.")
+        query = nav.page_query
+        query["tab"] = "trajectory"
+        return HttpResponseRedirect(trial_url(trial, f"step-{comment.step}", query))
+    if not fragment:
+        page = _page_context(request, trial, state, nav, comment_form=form)
+        return render(request, TEMPLATE, page, status=400)
+    # htmx: the trajectory tab again (the comment beside its step, or the form's errors) and
+    # the annotations panel's list out of band.
+    comments = step_comments_of(trial.pk)
+    context = {
+        "trial": trial,
+        **_tab_context(trial, state, nav, comments),
+        **_comment_form_context(request, trial, state, nav, None if comment else form),
+    }
+    tabs = render_to_string(f"{TEMPLATE}#tabs", context, request)
+    panel = render_to_string(
+        f"{TEMPLATE}#annotations",
+        {**_annotations_context(request, trial, nav, comments=comments), "oob": True},
+        request,
+    )
+    return HttpResponse(tabs + panel)
+
+
+def _add_comment(request: HttpRequest, trial: Trial, form: StepCommentForm) -> StepComment | None:
+    """The form's comment recorded, or None with the reason on the form."""
+    supersedes = None
+    if superseded_id := form.cleaned_data.get("supersedes"):
+        # A reviewer corrects their own comments, as they change their own judgment.
+        supersedes = (
+            StepComment.objects.filter(pk=superseded_id, trial=trial, author=request.user)
+            .only("id", "trial_id")
+            .first()
+        )
+        if supersedes is None:
+            form.add_error(None, "You can correct only your own comments on this trial.")
+            return None
+    try:
+        return add_step_comment(
+            trial_id=trial.pk,
+            author=request.user,
+            target=form.target(),
+            text=form.cleaned_data["text"],
+            supersedes=supersedes,
+        )
+    except CommentTargetError as refused:
+        form.add_error(None, str(refused))
+        return None

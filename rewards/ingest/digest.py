@@ -22,13 +22,14 @@ from rewards.schemas import TrialBundle
 # The job's metadata: every column of its record but the name.
 JOB_FIELDS = tuple(name for name in record_columns(schemas.JobRecord, Job) if name != "name")
 
-# What the digest leaves out: annotations (the review app's, not the pipeline's), the
-# results' `created_at` (when a row was stored, not what the verifier said), and the job's
-# metadata: a Harbor job's result.json lists every trial, so including it would make each
-# trial's digest change whenever the job grew (and hashing it per trial is quadratic work);
-# the writer refreshes the job row on its own.
+# What the digest leaves out: annotations and step comments (the review app's, not the
+# pipeline's), the results' `created_at` (when a row was stored, not what the verifier
+# said), and the job's metadata: a Harbor job's result.json lists every trial, so
+# including it would make each trial's digest change whenever the job grew (and hashing it
+# per trial is quadratic work); the writer refreshes the job row on its own.
 _DIGEST_EXCLUDE: dict[str, Any] = {
     "annotations": True,
+    "step_comments": True,
     "results": {"__all__": {"created_at"}},
     "job": set(JOB_FIELDS),
 }
@@ -113,7 +114,7 @@ def as_stored(bundle: TrialBundle) -> tuple[TrialBundle, str]:
 
     One serialisation serves both: the digest's canonical JSON escapes a NUL as `\\u0000`,
     so it shows whether the trial's own content holds one; what the digest leaves out
-    (annotations, the job) is looked at on its own, the job once per record.
+    (annotations, step comments, the job) is looked at on its own, the job once per record.
     """
     results = [r.checked() for r in bundle.results]
     if results != bundle.results:
@@ -137,6 +138,10 @@ _CLEAN_JOBS: dict[int, tuple[schemas.JobRecord, bool]] = {}
 def _nul_outside_digest(bundle: TrialBundle) -> bool:
     if bundle.annotations and "\\u0000" in json.dumps(
         [a.model_dump(mode="json") for a in bundle.annotations]
+    ):
+        return True
+    if bundle.step_comments and "\\u0000" in json.dumps(
+        [c.model_dump(mode="json") for c in bundle.step_comments]
     ):
         return True
     job = bundle.job

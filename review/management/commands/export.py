@@ -1,4 +1,4 @@
-"""`manage.py export --format csv|jsonl|parquet|annotations [--filter QS] [-o FILE]`."""
+"""`manage.py export --format csv|jsonl|parquet|annotations|comments [--filter QS] [-o FILE]`."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ class Command(BaseCommand):
     help = (
         "Export the trials matching an explorer filter (the query string of the explorer's "
         "URL, e.g. 'judge_verdict=FAIL&job=3') as CSV, JSONL (lossless TrialBundles, "
-        "re-ingestable), Parquet, or one row per annotation."
+        "re-ingestable), Parquet, or one row per annotation or step comment."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:

@@ -1,0 +1,474 @@
+"""Step comments: a reviewer's note on a step of a trajectory or on a range of its text,
+append-only, shown beside its step with the range highlighted, listed in the annotations
+panel, hidden in blind review until the reviewer has submitted."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.contrib.auth.models import User
+from django.core.management import call_command
+from django.db import IntegrityError, connection, transaction
+from django.template.loader import render_to_string
+from django.test import Client
+
+from review.models import (
+    AppendOnlyError,
+    CommentTarget,
+    CommentTargetError,
+    StepComment,
+    add_annotation,
+    add_step_comment,
+    resolve_target,
+)
+from review.pages.highlight import Range, Segment, highlight
+from rewards.models import Trial
+from tests import review_factories as f
+from tests.conftest import purge_review_data
+from tests.test_api import call, make_token
+
+pytestmark = pytest.mark.django_db
+HX = {"HX-Request": "true"}
+
+TRAJECTORY = {
+    "steps": [
+        {"source": "user", "message": "Compute the voltage drop."},
+        {
+            "source": "agent",
+            "message": "Running it twice: run, run.",
+            "tool_calls": [
+                {"function_name": "exec", "arguments": "ls"},
+                {"function_name": "exec", "arguments": "pytest -q"},
+            ],
+            "observation": "14 passed",
+        },
+    ]
+}
+
+
+def _trial(name: str = "t-comments", trajectory: Any = None) -> Trial:
+    return f.make_trial(name=name, detail={"trajectory": trajectory or TRAJECTORY})
+
+
+def _post(client: Client, trial: Trial, headers: dict[str, str] | None = None, **data: Any) -> Any:
+    return client.post(f"/trials/{trial.pk}/comments/?tab=trajectory", data, headers=headers)
+
+
+# --- the highlight helper ----------------------------------------------------------------------
+def test_highlight_cuts_the_text_at_every_range_and_names_overlaps_once() -> None:
+    segments = highlight("abcdefgh", [Range(2, 5, "c-1", "one"), Range(4, 7, "c-2")])
+    assert segments == [
+        Segment("ab"),
+        Segment("cd", ("c-1",), ("one",)),
+        Segment("e", ("c-1", "c-2"), ("one",)),
+        Segment("fg", ("c-2",)),
+        Segment("h"),
+    ]
+    assert "".join(s.text for s in segments) == "abcdefgh"
+
+
+def test_highlight_clamps_ranges_to_the_shown_text_and_drops_empty_ones() -> None:
+    assert highlight("abc", [Range(2, 99, "c-1"), Range(5, 9, "c-2"), Range(1, 1, "c-3")]) == [
+        Segment("ab"),
+        Segment("c", ("c-1",)),
+    ]
+    assert highlight("abc", []) == [Segment("abc")]
+
+
+def test_highlighted_text_is_escaped_inside_and_outside_the_mark() -> None:
+    text = "<b>x</b> then <script>alert(1)</script>"
+    html = render_to_string(
+        "review/includes/highlighted_text.html",
+        {"segments": highlight(text, [Range(14, len(text), "comment-1", '"><img>')])},
+    )
+    assert "<script>" not in html
+    assert "<b>" not in html
+    assert '<mark class="range-mark" data-refs="comment-1" title="&quot;&gt;&lt;img&gt;">' in html
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;</mark>" in html
+
+
+# --- the target: step, part, range ------------------------------------------------------------
+def test_a_quote_at_its_range_is_kept_and_one_elsewhere_moves_the_range_to_it() -> None:
+    target = CommentTarget(step=2, part="message", start=18, end=21, quote="run")
+    assert resolve_target(TRAJECTORY, target) == CommentTarget(2, "message", 0, 18, 21, "run")
+    # The browser counted in the rendered text: the occurrence nearest its offset wins.
+    moved = resolve_target(TRAJECTORY, CommentTarget(step=2, part="message", start=22, quote="run"))
+    assert (moved.start, moved.end) == (23, 26)
+    # The second tool call of the step, by its index among tool calls.
+    call = resolve_target(TRAJECTORY, CommentTarget(2, "tool_call", 1, 0, 6, "pytest"))
+    assert (call.start, call.end, call.quote) == (0, 6, "pytest")
+
+
+@pytest.mark.parametrize(
+    ("target", "message"),
+    [
+        (CommentTarget(3, "message"), "no step 3"),
+        (CommentTarget(1, "observation"), "no such observation"),
+        (CommentTarget(2, "tool_call", 2), "no such tool call"),
+        (CommentTarget(2, "observation", quote="15 passed"), "not in that part"),
+        (CommentTarget(2, "observation", start=3, end=99), "outside"),
+    ],
+)
+def test_a_target_not_in_the_trajectory_is_refused(target: CommentTarget, message: str) -> None:
+    with pytest.raises(CommentTargetError, match=message):
+        resolve_target(TRAJECTORY, target)
+
+
+def test_a_range_without_a_quote_takes_its_quote_from_the_stored_text() -> None:
+    resolved = resolve_target(TRAJECTORY, CommentTarget(2, "observation", start=0, end=2))
+    assert resolved.quote == "14"
+
+
+# --- append-only --------------------------------------------------------------------------------
+def test_step_comments_are_append_only_in_code_and_in_the_database() -> None:
+    trial = _trial()
+    rita = f.make_user("rita", "reviewer")
+    comment = add_step_comment(
+        trial_id=trial.pk, author=rita, target=CommentTarget(2, "observation"), text="ok"
+    )
+    comment.text = "changed"
+    with pytest.raises(AppendOnlyError):
+        comment.save()
+    with pytest.raises(AppendOnlyError):
+        comment.delete()
+    with pytest.raises(AppendOnlyError):
+        StepComment.objects.filter(pk=comment.pk).update(text="x")
+    with pytest.raises(AppendOnlyError):
+        StepComment.objects.all().delete()
+    table = StepComment._meta.db_table
+    for sql in (f"UPDATE {table} SET text = 'x'", f"DELETE FROM {table}"):  # noqa: S608
+        with pytest.raises(IntegrityError), transaction.atomic(), connection.cursor() as cursor:
+            cursor.execute(sql)
+    assert StepComment.objects.get().text == "ok"
+
+
+def test_a_correction_is_a_newer_comment_and_the_older_one_leaves_the_step() -> None:
+    trial = _trial()
+    rita = f.make_user("rita", "reviewer")
+    target = CommentTarget(2, "observation", start=0, end=2)
+    first = add_step_comment(trial_id=trial.pk, author=rita, target=target, text="wrong")
+    add_step_comment(trial_id=trial.pk, author=rita, target=target, text="right", supersedes=first)
+    client = Client()
+    client.force_login(rita)
+    html = client.get(f"/trials/{trial.pk}/").content.decode()
+    step = html.split('id="step-2"')[1].split('id="annotations"')[0]
+    assert "right" in step
+    assert "wrong" not in step
+    panel = html.split('id="annotations"')[1]
+    assert "wrong" in panel
+    assert "Corrected by a newer comment." in panel
+
+
+# --- the page ---------------------------------------------------------------------------------
+def test_a_reviewer_comments_on_a_range_and_finds_it_highlighted_beside_its_step(
+    client: Client,
+) -> None:
+    trial = _trial()
+    rita = f.login(client, "rita", "reviewer")
+    response = _post(
+        client,
+        trial,
+        step="2",
+        part="observation",
+        start="0",
+        end="2",
+        quote="14",
+        text="Only <em>14</em>?",
+    )
+    assert response.status_code == 302
+    assert response["Location"].endswith("#step-2")
+    assert "tab=trajectory" in response["Location"]
+    comment = StepComment.objects.get()
+    assert (comment.author, comment.step, comment.part, comment.start, comment.end) == (
+        rita,
+        2,
+        "observation",
+        0,
+        2,
+    )
+    html = client.get(response["Location"]).content.decode()
+    assert 'id="step-1"' in html
+    assert 'id="step-2"' in html
+    assert f'<mark class="range-mark" data-refs="comment-{comment.pk}"' in html
+    assert "14</mark> passed" in html
+    assert f'id="comment-{comment.pk}"' in html
+    assert "Only &lt;em&gt;14&lt;/em&gt;?" in html
+    assert "<em>14</em>" not in html
+    # Listed in the annotations panel, linked to its step.
+    panel = html.split('id="annotations"')[1]
+    assert "Only &lt;em&gt;14&lt;/em&gt;?" in panel
+    assert 'tab=trajectory#step-2"' in panel
+
+
+def test_a_comment_with_htmx_returns_the_trajectory_tab_and_the_panel(client: Client) -> None:
+    trial = _trial()
+    f.login(client, "rita", "reviewer")
+    response = _post(
+        client, trial, headers=HX, step="2", part="tool_call", part_index="1", text="why?"
+    )
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert f.is_fragment(html)
+    assert html.lstrip().startswith('<section id="tabs"')
+    assert '<section id="annotations"' in html
+    assert 'hx-swap-oob="true"' in html
+    assert StepComment.objects.get().part_index == 1
+
+
+def test_a_quote_that_is_not_in_the_step_is_refused_and_nothing_is_stored(
+    client: Client,
+) -> None:
+    trial = _trial()
+    f.login(client, "rita", "reviewer")
+    response = _post(client, trial, step="2", part="observation", quote="99 failed", text="x")
+    assert response.status_code == 400
+    assert "The selected text is not in that part of the step." in response.content.decode()
+    assert not StepComment.objects.exists()
+    fragment = _post(client, trial, headers=HX, step="9", part="message", text="x")
+    assert "The trajectory has no step 9." in fragment.content.decode()
+    assert not StepComment.objects.exists()
+
+
+def test_commenting_needs_a_login_a_reviewer_role_and_a_post(client: Client) -> None:
+    trial = _trial()
+    url = f"/trials/{trial.pk}/comments/"
+    data = {"step": "1", "part": "message", "text": "x"}
+    assert client.post(url, data).status_code == 302  # to the login page
+    f.login(client, "ann", "analyst")
+    assert client.post(url, data).status_code == 403
+    assert "Comment on a step" not in client.get(f"/trials/{trial.pk}/").content.decode()
+    f.login(client, "rita", "reviewer")
+    assert client.get(url).status_code == 405
+    assert not StepComment.objects.exists()
+
+
+def test_another_trials_comment_cannot_be_superseded(client: Client) -> None:
+    trial, other = _trial("t-a"), _trial("t-b")
+    rita = f.login(client, "rita", "reviewer")
+    elsewhere = add_step_comment(
+        trial_id=other.pk, author=rita, target=CommentTarget(1, "message"), text="there"
+    )
+    response = _post(
+        client, trial, step="1", part="message", text="x", supersedes=str(elsewhere.pk)
+    )
+    assert response.status_code == 400
+    assert StepComment.objects.count() == 1
+
+
+def test_a_reviewer_corrects_only_their_own_comments(client: Client) -> None:
+    trial = _trial()
+    otto = f.make_user("otto", "reviewer")
+    theirs = add_step_comment(
+        trial_id=trial.pk, author=otto, target=CommentTarget(1, "message"), text="otto's"
+    )
+    rita = f.login(client, "rita", "reviewer")
+    refused = _post(client, trial, step="1", part="message", text="x", supersedes=str(theirs.pk))
+    assert refused.status_code == 400
+    assert "You can correct only your own comments" in refused.content.decode()
+    mine = add_step_comment(
+        trial_id=trial.pk,
+        author=rita,
+        target=CommentTarget(2, "observation", quote="passed"),
+        text="mine",
+    )
+    html = client.get(f"/trials/{trial.pk}/").content.decode()
+    # "Correct" on the reviewer's own comment only.
+    assert f'data-correct="{mine.pk}"' in html
+    assert f'data-correct="{theirs.pk}"' not in html
+    # Without JavaScript, its link opens the form aimed where the comment is.
+    html = client.get(f"/trials/{trial.pk}/?tab=trajectory&correct={mine.pk}").content.decode()
+    form = html.split('id="step-comment"')[1]
+    assert 'name="step" value="2"' in form
+    assert f'name="supersedes" value="{mine.pk}"' in form
+    assert 'name="quote" value="passed"' in form
+    assert "Correcting your comment" in form
+    fixed = _post(
+        client,
+        trial,
+        step="2",
+        part="observation",
+        quote="passed",
+        start="3",
+        text="fixed",
+        supersedes=str(mine.pk),
+    )
+    assert fixed.status_code == 302
+    assert StepComment.objects.get(text="fixed").supersedes == mine
+
+
+def test_a_steps_comment_link_opens_the_form_on_that_step_without_javascript(
+    client: Client,
+) -> None:
+    trial = _trial()
+    f.login(client, "rita", "reviewer")
+    html = client.get(f"/trials/{trial.pk}/").content.decode()
+    assert "comment_step=2#step-comment" in html
+    html = client.get(f"/trials/{trial.pk}/?tab=trajectory&comment_step=2").content.decode()
+    assert 'name="step" value="2"' in html
+
+
+def test_a_2000_step_trajectory_with_20_comments_reads_the_same_queries_as_a_bare_one(
+    client: Client, django_assert_num_queries: Callable[..., Any]
+) -> None:
+    steps = [{"source": "agent", "message": f"step {i} says hello"} for i in range(2000)]
+    long = _trial("t-long", {"steps": steps})
+    bare = _trial("t-bare")
+    rita = f.login(client, "rita", "reviewer")
+    for i in range(20):
+        add_step_comment(
+            trial_id=long.pk,
+            author=f.make_user(f"r{i}", "reviewer") if i % 2 else rita,
+            target=CommentTarget(i * 97 + 1, "message", quote="hello"),
+            text=f"comment {i}",
+        )
+    for trial in (long, bare):
+        add_annotation(trial_id=trial.pk, reviewer=rita, judgment="pass")
+    # 1 the user, 2 their role groups, 3 the trial with its trajectory, 4 results, 5 the
+    # step comments with their authors (one query for the steps and the panel alike), 6
+    # scorers, 7 judge verdicts, 8 annotations with their reviewers, 9 the reviewer's
+    # discipline, 10 adjudications.
+    with django_assert_num_queries(10):
+        html = client.get(f"/trials/{long.pk}/").content.decode()
+    assert html.count('class="range-mark"') == 20
+    assert 'id="step-2000"' in html
+    # The same but 2: the user's roles are kept in the cache since the first page.
+    with django_assert_num_queries(9):
+        client.get(f"/trials/{bare.pk}/")
+    # The trajectory tab alone: 1 the user, 2 the trial with its trajectory, 3 the comments.
+    with django_assert_num_queries(3):
+        fragment = client.get(f"/trials/{long.pk}/?tab=trajectory", headers=HX)
+    assert fragment.content.decode().count('class="range-mark"') == 20
+
+
+# --- blind review -----------------------------------------------------------------------------
+def test_blind_review_takes_comments_and_shows_none_of_another_reviewers(client: Client) -> None:
+    trial = _trial()
+    otto = f.make_user("otto", "reviewer")
+    add_step_comment(
+        trial_id=trial.pk, author=otto, target=CommentTarget(2, "message"), text="OTTO-NOTE"
+    )
+    f.login(client, "rita", "reviewer")
+    url = f"/trials/{trial.pk}/blind/"
+    html = client.get(url).content.decode()
+    assert "OTTO-NOTE" not in html
+    assert 'id="step-2"' in html
+    assert "Comment on a step" in html
+
+    response = client.post(
+        f"{url}comments/",
+        {"step": "2", "part": "observation", "quote": "passed", "start": "3", "text": "MINE"},
+    )
+    assert response.status_code == 302
+    assert response["Location"].startswith(url)
+    assert response["Location"].endswith("#step-2")
+    html = client.get(url).content.decode()
+    assert "MINE" in html
+    assert "OTTO-NOTE" not in html
+    assert "passed</mark>" in html
+    refused = client.post(f"{url}comments/", {"step": "7", "part": "message", "text": "x"})
+    assert refused.status_code == 400
+    assert "OTTO-NOTE" not in refused.content.decode()
+
+    # Once submitted, the trial page shows everyone's.
+    client.post(url, {"judgment": "pass"})
+    revealed = client.get(f"/trials/{trial.pk}/").content.decode()
+    assert "OTTO-NOTE" in revealed
+    assert "MINE" in revealed
+
+
+# --- bundles, exports, the API ----------------------------------------------------------------
+def _two_comments(trial: Trial) -> tuple[StepComment, StepComment]:
+    rita = f.make_user("rita", "reviewer")
+    first = add_step_comment(
+        trial_id=trial.pk,
+        author=rita,
+        target=CommentTarget(2, "observation", start=0, end=2),
+        text='=HYPERLINK("x") <b>',
+    )
+    second = add_step_comment(
+        trial_id=trial.pk,
+        author=rita,
+        target=CommentTarget(2, "tool_call", 1, quote="pytest"),
+        text="corrected",
+        supersedes=first,
+    )
+    return first, second
+
+
+def test_step_comments_survive_export_and_ingest_into_an_empty_database(
+    tmp_path: Path,
+) -> None:
+    trial = _trial()
+    first, second = _two_comments(trial)
+    exported = tmp_path / "first.jsonl"
+    call_command("export", format="jsonl", output=str(exported), verbosity=0)
+    line = json.loads(exported.read_text())
+    assert [c["uid"] for c in line["step_comments"]] == [str(first.uid), str(second.uid)]
+    assert line["step_comments"][1]["supersedes"] == str(first.uid)
+
+    purge_review_data()
+    User.objects.filter(username="rita").delete()
+    assert not StepComment.objects.exists()
+    call_command("ingest", str(exported), verbosity=0)
+    again = tmp_path / "second.jsonl"
+    call_command("export", format="jsonl", output=str(again), verbosity=0)
+    assert again.read_bytes() == exported.read_bytes()
+    back = StepComment.objects.get(uid=second.uid)
+    assert back.supersedes is not None
+    assert back.supersedes.uid == first.uid
+    assert (back.part, back.part_index, back.start, back.end) == ("tool_call", 1, 0, 6)
+    assert not back.author.is_active  # an author we did not know comes back inactive
+    # Ingesting the same file again stores nothing twice.
+    call_command("ingest", str(exported), verbosity=0)
+    assert StepComment.objects.count() == 2
+
+
+def test_the_comments_csv_has_one_neutralised_row_per_comment(client: Client) -> None:
+    trial = _trial()
+    first, second = _two_comments(trial)
+    f.login(client, "ann", "analyst")
+    response = client.get("/export/comments.csv")
+    assert response.status_code == 200
+    body = b"".join(response.streaming_content)  # type: ignore[attr-defined]
+    rows = list(csv.DictReader(io.StringIO(body.decode())))
+    assert [r["comment_uid"] for r in rows] == [str(first.uid), str(second.uid)]
+    assert rows[0]["text"] == '\'=HYPERLINK("x") <b>'
+    assert (rows[0]["step"], rows[0]["part"], rows[0]["start"], rows[0]["end"]) == (
+        "2",
+        "observation",
+        "0",
+        "2",
+    )
+    assert rows[1]["supersedes"] == str(first.uid)
+    assert rows[1]["quote"] == "pytest"
+
+
+def test_the_api_lists_and_adds_step_comments_checked_like_the_page(client: Client) -> None:
+    trial = _trial()
+    first, _ = _two_comments(trial)
+    token = make_token("rita2", "reviewer")
+    listed = call(client, "get", f"/api/trials/{trial.pk}/comments", token).json()
+    assert [c["text"] for c in listed] == ['=HYPERLINK("x") <b>', "corrected"]
+    assert listed[1]["supersedes"] == str(first.uid)
+
+    body = {"step": 2, "part": "message", "quote": "run", "start": 22, "text": "twice?"}
+    created = call(client, "post", f"/api/trials/{trial.pk}/comments", token, body)
+    assert created.status_code == 201
+    assert (created.json()["author"], created.json()["start"]) == ("rita2", 23)
+    refused = call(
+        client, "post", f"/api/trials/{trial.pk}/comments", token, {**body, "quote": "walk"}
+    )
+    assert refused.status_code == 422
+    assert "not in that part" in refused.text
+    analyst = make_token("ann", "analyst")
+    assert (
+        call(client, "post", f"/api/trials/{trial.pk}/comments", analyst, body).status_code == 403
+    )
+    bundle = call(client, "get", f"/api/trials/{trial.pk}", analyst).json()["bundle"]
+    assert len(bundle["step_comments"]) == 3
