@@ -6,6 +6,7 @@ from review.views import (
     agreement,
     blind,
     compare,
+    defects,
     judging,
     queue,
     saved_views,
@@ -53,5 +54,8 @@ urlpatterns = [
     path("tokens/<int:pk>/revoke/", tokens.token_revoke, name="token-revoke"),
     path("compare/", compare.compare_runs, name="compare"),
     path("compare.csv", compare.compare_csv, name="compare-csv"),
+    path("defects/", defects.defect_ledger, name="defect-ledger"),
+    path("defects/report/", defects.defect_report, name="defect-report"),
+    path("defects/tasks/<int:pk>/", defects.defect_task, name="defect-task"),
     path("compare/trials/<int:a>/<int:b>/", compare.compare_trials, name="compare-trials"),
 ]

@@ -18,6 +18,9 @@ process makes (a job saved, an ingest) reaches them all.
   Derived from rows: dropped when a Job is saved or deleted, and by the ingest writer when it
   creates jobs in bulk (no signal then); `JOB_CHOICES_TTL` bounds what a write outside both
   leaves stale (SQL, the demo seed's bulk path).
+- `defects:confirmed:v1` (review.defects.CONFIRMED_KEY): the tasks confirmed defective now
+  (what the job page, compare and agreement leave out by default); dropped when a ledger
+  entry is recorded, kept at most 300 s.
 - `template.cache.<fragment>.*`: page fragments kept by `{% cache %}` under what they show:
   the explorer's rows (their values and links), agreement's report, a job's figures and
   compare's job pickers, each under `fingerprint` of its data or the rows themselves, so a

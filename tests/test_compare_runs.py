@@ -125,10 +125,11 @@ def test_compare_page_shows_the_figures_in_a_fixed_number_of_queries(
 ) -> None:
     a, b = runs
     f.login(client, "ann", "analyst")
-    # the user, their role groups, job A, job B (form), the two runs' tallies summed
-    # per task, the flipped tasks' first trials, and the job selects' choices with their
-    # agents, models and datasets (two queries, read once, then cached).
-    with django_assert_num_queries(8):
+    # the user, their role groups, job A, job B (form), the tasks confirmed defective
+    # (none; read once, then cached), the two runs' tallies summed per task, the flipped
+    # tasks' first trials, and the job selects' choices with their agents, models and
+    # datasets (two queries, read once, then cached).
+    with django_assert_num_queries(9):
         response = client.get(f"/compare/?a={a.pk}&b={b.pk}")
     html = response.content.decode()
     assert response.status_code == 200

@@ -138,10 +138,11 @@ def test_jobs_pages_run_a_fixed_number_of_queries(
     # rows' agents, models and datasets.
     with django_assert_num_queries(5):
         assert client.get("/jobs/").status_code == 200
-    # 1 the user, 2 the job, 3 its kept tally rows (totals, by task, by agent and model,
-    # failure modes, the histogram: all added up from them), 4 first annotations by day;
-    # the roles from the cache.
-    with django_assert_num_queries(4):
+    # 1 the user, 2 the job, 3 the tasks confirmed defective (read once, then cached:
+    # review.science.exclusions), 4 its kept tally rows (totals, by task, by agent and
+    # model, failure modes, the histogram: all added up from them), 5 first annotations by
+    # day; the roles from the cache.
+    with django_assert_num_queries(5):
         assert client.get(f"/jobs/{job.pk}/").status_code == 200
 
 

@@ -161,13 +161,19 @@ def job_breakdown(job: Job) -> JobBreakdown:
     return breakdown_of(job_tally_rows(job))
 
 
+def _counted[K](groups: dict[K, dict[str, Any]]) -> dict[K, dict[str, Any]]:
+    """The groups that still count a trial (rows of trials left out can empty a group:
+    `review.science.exclusions`)."""
+    return {key: counters for key, counters in groups.items() if counters["trials"]}
+
+
 def breakdown_of(rows: list[tuple[Any, ...]]) -> JobBreakdown:
     """A job's tally rows (`job_tally_rows`) added up by task, by agent and model and by
-    failure mode."""
+    failure mode; rows with negative counts (`review.science.exclusions`) take trials out."""
     totals = _summed([row[5:] for row in rows])
-    tasks = _grouped([((row[1], row[0]), row[5:]) for row in rows])
-    agents = _grouped([((row[2], row[3]), row[5:]) for row in rows])
-    modes = _grouped([(row[4], row[5:]) for row in rows if row[4]])
+    tasks = _counted(_grouped([((row[1], row[0]), row[5:]) for row in rows]))
+    agents = _counted(_grouped([((row[2], row[3]), row[5:]) for row in rows]))
+    modes = _counted(_grouped([(row[4], row[5:]) for row in rows if row[4]]))
     return JobBreakdown(
         summary=Summary.of(totals),
         totals=totals,

@@ -199,6 +199,12 @@ _NAV: tuple[tuple[str, str, frozenset[str], str], ...] = (
     ("Agreement", "review:agreement", frozenset({"agreement"}), ""),
     ("Compare", "review:compare", frozenset({"compare", "compare-trials"}), ""),
     (
+        "Defective tasks",
+        "review:defect-ledger",
+        frozenset({"defect-ledger", "defect-task", "defect-report"}),
+        "",
+    ),
+    (
         "Scenarios",
         "review:scenario-list",
         frozenset({"scenario-list", "scenario-detail"}),

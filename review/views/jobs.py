@@ -10,9 +10,10 @@ from django.views.decorators.http import require_GET
 from django.views.decorators.vary import vary_on_headers
 
 from review.http import HttpRequest, wants_fragment
+from review.pages.exclusion_note import exclusion_note
 from review.pages.job_figures import JobFigures
 from review.roles import browse_required
-from review.science import plots
+from review.science import exclusions, plots
 from review.science.stats import job_tally_rows, jobs_page
 from rewards.models import Job
 
@@ -49,10 +50,15 @@ def job_detail(request: HttpRequest, pk: int) -> HttpResponse:
         Job.objects.with_running().only("id", "name", "started_at", "imported_at"),
         pk=pk,
     )
+    # Trials left out by default (tasks confirmed defective), as rows that subtract their
+    # counts from the kept ones: the ledger's confirmed tasks, then, only when this job has
+    # trials of them, those trials' counts.
+    left_out = exclusions.for_jobs([job.pk], exclusions.SwitchForm(request.GET).included())
     # The figures' HTML is kept under the rows they come from (JobFigures.key): a kept
-    # page reads its two queries' rows and computes nothing else.
-    figures = JobFigures(job, job_tally_rows(job), plots.reviewed_by_day(job))
-    context = {"job": job, "figures": figures}
+    # page reads its queries' rows and computes nothing else.
+    rows = job_tally_rows(job) + left_out.job_rows(job.pk)
+    figures = JobFigures(job, rows, plots.reviewed_by_day(job))
+    context = {"job": job, "figures": figures, "note": exclusion_note(left_out, request.GET)}
     if wants_fragment(request):
         # A running job's page asks again every few seconds: the figures and the state.
         return render(request, "review/job_detail.html#job-live", context)
