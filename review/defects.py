@@ -15,7 +15,7 @@ elsewhere. A trial named by a link must exist.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
@@ -221,3 +221,44 @@ def ledger(state: str = "") -> list[LedgerRow]:
 def history(task: Task) -> list[DefectEntry]:
     """The task's entries, oldest first, with their authors."""
     return list(DefectEntry.objects.filter(task=task).select_related("author").order_by("id"))
+
+
+def confirmed_entries(task_ids: Iterable[int]) -> list[DefectEntry]:
+    """The newest entries of these tasks that confirm them defective, with task and author."""
+    return list(
+        DefectEntry.objects.confirmed()
+        .filter(task_id__in=sorted(task_ids))
+        .select_related("task", "author")
+        .only(
+            "id",
+            "created_at",
+            "state",
+            "category",
+            "rationale",
+            "evidence",
+            "task__id",
+            "task__name",
+            "task__source",
+            "task__checksum",
+            "author__id",
+            "author__username",
+        )
+        .order_by("task_id")
+    )
+
+
+def entry_dict(entry: DefectEntry) -> dict[str, Any]:
+    """An entry as the API and the exports' manifests give it."""
+    return {
+        "id": entry.pk,
+        "task_id": entry.task_id,
+        "task": entry.task.name,
+        "source": entry.task.source,
+        "checksum": entry.task.checksum,
+        "state": entry.state,
+        "category": entry.category,
+        "rationale": entry.rationale,
+        "evidence": list(entry.evidence),
+        "author": entry.author.get_username(),
+        "created_at": entry.created_at.isoformat(),
+    }

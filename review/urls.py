@@ -13,7 +13,7 @@ from review.views import (
     scenarios,
     tokens,
 )
-from review.views.exports import export
+from review.views.exports import export, export_manifest
 
 app_name = "review"
 
@@ -32,6 +32,7 @@ urlpatterns = [
     path("export.jsonl", export, {"fmt": "jsonl"}, name="export-jsonl"),
     path("export.parquet", export, {"fmt": "parquet"}, name="export-parquet"),
     path("export/annotations.csv", export, {"fmt": "annotations"}, name="export-annotations"),
+    path("export/manifest.json", export_manifest, name="export-manifest"),
     path("queue/", queue.queue, name="queue"),
     path("queue/claim/", queue.queue_claim, name="queue-claim"),
     path("queue/skip/", queue.queue_skip, name="queue-skip"),

@@ -917,6 +917,9 @@ def test_the_openapi_schema_describes_every_operation(client: Client) -> None:
         "/api/batches",
         "/api/batches/{batch_id}",
         "/api/batches/{batch_id}/cancel",
+        "/api/defects",
+        "/api/defects/{task_id}",
+        "/api/defects/manifest",
     }
     names = {p["name"] for p in schema["paths"]["/api/trials"]["get"]["parameters"]}
     assert {"limit", "cursor", "agent", "reward_min", "disagreement", "sort"} <= names

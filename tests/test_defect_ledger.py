@@ -11,8 +11,12 @@ The fixture, rewards (pass threshold 0.5; judge verdicts in brackets):
 
 from __future__ import annotations
 
+import io
+import json
 import re
+from typing import Any
 
+import pyarrow.parquet as pq
 import pytest
 from django.core.exceptions import ValidationError
 from django.db import DatabaseError, connection, transaction
@@ -401,3 +405,115 @@ def test_confirming_a_defect_changes_compare_only_through_the_switch(
     assert lines[1].startswith("verifier,1,")
     url = f"/compare.csv?a={a.pk}&b={b.pk}&include_defective=1"
     assert client.get(url).content.decode().splitlines()[1].startswith("verifier,2,")
+
+
+# --- the exports' manifest -------------------------------------------------------------------
+def test_an_export_of_a_job_lists_the_excluded_tasks_and_confirmed_entries_in_its_manifest(
+    client: Client, runs: tuple[Job, Job]
+) -> None:
+    a, _ = runs
+    entry = _confirm(_task("broken"))
+    f.login(client, "ann", "analyst")
+    response = client.get(f"/export/manifest.json?job={a.pk}")
+    assert response.status_code == 200
+    manifest = response.json()
+    assert manifest["filter"] == f"job={a.pk}"
+    (defective,) = manifest["left_out"]
+    assert (defective["reason"], defective["switch"], defective["trials"]) == (
+        "defective_task",
+        "include_defective=1",
+        3,
+    )
+    (task,) = defective["tasks"]
+    assert (task["task"], task["source"], task["trials"]) == ("broken", "electrical", 3)
+    assert task["why"]["id"] == entry.pk
+    assert task["why"]["rationale"] == "The test asserts the wrong unit."
+    assert [e["id"] for e in manifest["confirmed_entries"]] == [entry.pk]
+    # Reproducing the job page's headline from the export and the manifest:
+    rows = list(Trial.objects.filter(job=a).exclude(task_id=task["task_id"]))
+    assert len(rows) == 2
+
+
+def test_every_export_names_its_manifest_and_parquet_carries_it(
+    client: Client, runs: tuple[Job, Job]
+) -> None:
+    a, _ = runs
+    _confirm(_task("broken"))
+    f.login(client, "ann", "analyst")
+    for url in ("/export.csv", "/export.jsonl", "/export.parquet", "/export/annotations.csv"):
+        response = client.get(f"{url}?job={a.pk}")
+        assert response["Link"] == f'</export/manifest.json?job={a.pk}>; rel="describedby"'
+    streamed: Any = client.get(f"/export.parquet?job={a.pk}")
+    parquet = b"".join(streamed.streaming_content)
+    metadata = pq.read_schema(io.BytesIO(parquet)).metadata
+    manifest = json.loads(metadata[b"trialdesk.manifest"])
+    assert manifest["left_out"][0]["tasks"][0]["task"] == "broken"
+    # The rows themselves are every trial of the filter: nothing is dropped from an export.
+    assert pq.read_table(io.BytesIO(parquet)).num_rows == 5
+
+
+def test_the_manifest_needs_the_export_role_and_a_valid_filter(
+    client: Client, runs: tuple[Job, Job]
+) -> None:
+    f.login(client, "rita", "reviewer")
+    assert client.get("/export/manifest.json").status_code == 403
+    f.login(client, "ann", "analyst")
+    assert client.get("/export/manifest.json?job=abc").status_code == 400
+    empty = client.get("/export/manifest.json").json()
+    assert empty["left_out"][0]["tasks"] == []
+    assert empty["confirmed_entries"] == []
+
+
+# --- the API ---------------------------------------------------------------------------------
+def _api(client: Client, username: str, *roles: str, staff: bool = False) -> dict[str, str]:
+    from review import tokens
+
+    user = f.make_user(username, *roles, staff=staff)
+    return {"Authorization": f"Bearer {tokens.create_token(user, 'test')[1]}"}
+
+
+def test_the_api_lists_the_ledger_and_a_tasks_history(
+    client: Client, runs: tuple[Job, Job]
+) -> None:
+    broken = _task("broken")
+    _confirm(broken, "proposed")
+    _confirm(broken, "confirmed")
+    headers = _api(client, "ann", "analyst")
+    listed = client.get("/api/defects", headers=headers).json()
+    assert [(i["task"], i["state"], i["entries"]) for i in listed] == [("broken", "confirmed", 2)]
+    assert client.get("/api/defects?state=cleared", headers=headers).json() == []
+    history = client.get(f"/api/defects/{broken.pk}", headers=headers).json()
+    assert [e["state"] for e in history["entries"]] == ["proposed", "confirmed"]
+    assert history["state"] == "confirmed"
+    assert client.get("/api/defects/999999", headers=headers).status_code == 404
+    manifest = client.get("/api/defects/manifest", headers=headers).json()
+    assert manifest["left_out"][0]["tasks"][0]["task_id"] == broken.pk
+    assert client.get("/api/defects").status_code == 401
+
+
+def test_the_api_adds_entries_by_the_same_rules_as_the_page(
+    client: Client, runs: tuple[Job, Job]
+) -> None:
+    broken = _task("broken")
+    trial = Trial.objects.filter(task=broken).first()
+    assert trial is not None
+    url = f"/api/defects/{broken.pk}"
+    body = {"category": "wrong_reference", "rationale": "The reference answer is off by 10x."}
+
+    def post(headers: dict[str, str], **extra: Any) -> Any:
+        return client.post(
+            url, json.dumps({**body, **extra}), content_type="application/json", headers=headers
+        )
+
+    reviewer = _api(client, "rita", "reviewer")
+    assert post(reviewer, state="confirmed").status_code == 403
+    made = post(reviewer, state="proposed", evidence=[f"/trials/{trial.pk}/#step-1"])
+    assert made.status_code == 201
+    assert made.json()["evidence"] == [f"/trials/{trial.pk}/#step-1"]
+    assert made.json()["author"] == "rita"
+    bad = post(reviewer, state="proposed", evidence=["https://elsewhere.example/x"])
+    assert bad.status_code == 422
+    assert post(_api(client, "ann", "analyst"), state="proposed").status_code == 403
+    assert post(_api(client, "eve", "expert"), state="confirmed").status_code == 201
+    assert post(reviewer, state="proposed").status_code == 403  # cannot reopen a confirmation
+    assert defects.current_state(broken) == "confirmed"

@@ -20,13 +20,16 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any, Protocol
 
 from django import forms
 from django.db import connection
+from django.db.models import Count, QuerySet
 
 from review import defects
 from review.science import job_tallies
+from rewards.models import Trial
 
 
 @dataclass(frozen=True)
@@ -50,6 +53,11 @@ class Reason(Protocol):
 
     def excluded(self) -> Excluded: ...
 
+    def records(self, excluded: Excluded) -> list[dict[str, Any]]:
+        """Why: the confirmed records behind `excluded`, as JSON, each naming its `task_id`
+        or `trial_id` (an export's manifest)."""
+        ...
+
 
 class DefectiveTasks:
     """Every trial of a task whose newest ledger entry confirms it defective."""
@@ -61,6 +69,11 @@ class DefectiveTasks:
     def excluded(self) -> Excluded:
         """The tasks confirmed defective now: kept in the cache (`defects.confirmed_task_ids`)."""
         return Excluded(task_ids=defects.confirmed_task_ids())
+
+    def records(self, excluded: Excluded) -> list[dict[str, Any]]:
+        """The confirming entries of the tasks (each task's newest): one query."""
+        entries = defects.confirmed_entries(excluded.task_ids)
+        return [defects.entry_dict(entry) for entry in entries]
 
 
 REASONS: tuple[Reason, ...] = (DefectiveTasks(),)
@@ -185,3 +198,80 @@ def for_jobs(
             connection, list(job_ids), sorted(active.task_ids), sorted(active.trial_ids)
         )
     return Exclusions(applied, rows=_negated(rows), named=counted)
+
+
+# --- an export's manifest --------------------------------------------------------------------
+MANIFEST_VERSION = 1
+MANIFEST_RULE = (
+    "Trialdesk's pass rates (the job page, compare, agreement) leave out, by default, the"
+    " trials listed under left_out; this export holds every trial of its filter. Leave out the"
+    " trials of these tasks (and these trial ids) to reproduce those figures, or keep them to"
+    " reproduce the figures with the switch on."
+)
+
+
+def manifest(
+    trials: QuerySet[Trial], query: str, generated_at: datetime, reasons: Sequence[Reason] = REASONS
+) -> dict[str, Any]:
+    """What an export of `trials` (the filter `query`) should know of what is left out: per
+    reason, the tasks (with their trials in the export) and trials it names, each with the
+    confirmed record that says why.
+
+    Per reason: what it names (cached), its records (one query), and, when it names any,
+    one grouped count of the export's trials of those tasks and one probe of those trials.
+    """
+    left_out = []
+    confirmed: list[dict[str, Any]] = []
+    for reason in reasons:
+        excluded = reason.excluded()
+        records = reason.records(excluded) if excluded else []
+        confirmed.extend(records)
+        by_task = {r["task_id"]: r for r in records if r.get("task_id") is not None}
+        by_trial = {r["trial_id"]: r for r in records if r.get("trial_id") is not None}
+        counts: dict[int, int] = {}
+        trial_ids: list[int] = []
+        if excluded.task_ids:
+            counts = dict(
+                trials.filter(task_id__in=sorted(excluded.task_ids))
+                .order_by()
+                .values("task_id")
+                .annotate(n=Count("id"))
+                .values_list("task_id", "n")
+            )
+        if excluded.trial_ids:
+            trial_ids = sorted(
+                trials.filter(id__in=sorted(excluded.trial_ids))
+                .order_by()
+                .values_list("id", flat=True)
+            )
+        left_out.append(
+            {
+                "reason": reason.key,
+                "label": reason.label,
+                "switch": f"{reason.param}=1",
+                "trials": sum(counts.values()) + len(trial_ids),
+                "tasks": [
+                    {**_task_of(by_task[task_id]), "trials": n, "why": by_task[task_id]}
+                    for task_id, n in sorted(counts.items())
+                    if task_id in by_task
+                ],
+                "trial_ids": [
+                    {"trial_id": trial_id, "why": by_trial.get(trial_id)} for trial_id in trial_ids
+                ],
+            }
+        )
+    return {
+        "manifest": "trialdesk-export",
+        "version": MANIFEST_VERSION,
+        "generated_at": generated_at.isoformat(),
+        "filter": query,
+        "rule": MANIFEST_RULE,
+        "left_out": left_out,
+        "confirmed_entries": sorted(
+            confirmed, key=lambda r: (r.get("task_id") or 0, r.get("trial_id") or 0)
+        ),
+    }
+
+
+def _task_of(record: dict[str, Any]) -> dict[str, Any]:
+    return {key: record[key] for key in ("task_id", "task", "source") if key in record}
