@@ -20,12 +20,14 @@ import pyarrow.parquet as pq
 import pytest
 from django.core.exceptions import ValidationError
 from django.db import DatabaseError, connection, transaction
+from django.http import QueryDict
 from django.test import Client
 from pytest_django import DjangoAssertNumQueries
 
 from review import defects
-from review.models import AppendOnlyError, DefectEntry
-from review.science import compare, exclusions, stats
+from review.filtering.form import TrialFilterForm
+from review.models import AppendOnlyError, DefectEntry, add_annotation
+from review.science import agreement, compare, exclusions, stats
 from rewards.models import Job, Task, Trial
 from tests import review_factories as f
 
@@ -517,3 +519,73 @@ def test_the_api_adds_entries_by_the_same_rules_as_the_page(
     assert post(_api(client, "eve", "expert"), state="confirmed").status_code == 201
     assert post(reviewer, state="proposed").status_code == 403  # cannot reopen a confirmation
     assert defects.current_state(broken) == "confirmed"
+
+
+# --- agreement -------------------------------------------------------------------------------
+@pytest.fixture
+def judged(runs: tuple[Job, Job]) -> tuple[Job, Job]:
+    """rita and rob judge every trial of run A: they agree on the sound task's and differ on
+    the broken task's."""
+    rita, rob = f.make_user("rita", "reviewer"), f.make_user("rob", "reviewer")
+    for trial in Trial.objects.filter(job=runs[0]).select_related("task"):
+        sound = trial.task.name == "sound"
+        add_annotation(trial_id=trial.pk, reviewer=rita, judgment="pass")
+        add_annotation(trial_id=trial.pk, reviewer=rob, judgment="pass" if sound else "fail")
+    return runs
+
+
+def _figures(report: agreement.Report) -> tuple[object, ...]:
+    return (
+        report.judgments,
+        report.defers,
+        [(r.comparison.key, r.overall.counts, r.undecided) for r in report.comparisons],
+        [(g.value, g.matrix.counts) for r in report.comparisons for g in r.groups],
+        [(p.a, p.b, p.matrix.counts) for p in report.reviewers.pairs],
+        report.reviewers.alpha,
+    )
+
+
+@pytest.mark.parametrize("scope", ["", "job", "agent=claude-code"])
+def test_agreement_without_a_defective_task_equals_agreement_over_the_other_tasks(
+    judged: tuple[Job, Job], scope: str
+) -> None:
+    a, _ = judged
+    query = {"": "", "job": f"job={a.pk}", "agent=claude-code": "agent=claude-code"}[scope]
+    _confirm(_task("broken"))
+    _, _, active = exclusions.chosen()
+    left_out = agreement.report(
+        TrialFilterForm(QueryDict(query)), left_out=exclusions.trials_of(active)
+    )
+    sound_only = agreement.report(TrialFilterForm(QueryDict(f"{query}&task=sound")))
+    assert _figures(left_out) == _figures(sound_only)
+    assert left_out.left_out == 6  # two reviewers on the broken task's three trials
+    everything = agreement.report(TrialFilterForm(QueryDict(query)))
+    assert everything.judgments == 10
+
+
+def test_the_agreement_page_leaves_out_defective_tasks_behind_a_switch(
+    client: Client, judged: tuple[Job, Job], django_assert_num_queries: DjangoAssertNumQueries
+) -> None:
+    f.login(client, "ann", "analyst")
+    assert client.get("/agreement/").context["report"].judgments == 10
+    _confirm(_task("broken"))
+    client.get("/agreement/")  # the ledger, cached
+    # the user, the grouped counts (kept tallies), the left-out trials' judgments grouped,
+    # the reviewer pairs (kept tallies), the left-out trials' pairs.
+    with django_assert_num_queries(5):
+        response = client.get("/agreement/")
+    html = response.content.decode()
+    assert response.context["report"].judgments == 4
+    assert "6 judgments left out" in html
+    assert "include_defective=1" in html
+    switched = client.get("/agreement/?include_defective=1")
+    assert switched.context["report"].judgments == 10
+    assert "6 judgments counted" in switched.content.decode()
+    assert "include_defective=1" in switched.context["csv_query"]
+    # The CSV's first row: the judge against the humans, over every trial; its n.
+    lines = client.get("/agreement.csv").content.decode().splitlines()
+    assert lines[1].split(",")[3] == "4"  # the sound task's 2 trials, 2 reviewers each
+    lines = client.get("/agreement.csv?include_defective=1").content.decode().splitlines()
+    assert lines[1].split(",")[3] == "8"  # and the broken task's 2 judged trials
+    api = client.get("/api/agreement", headers=_api(client, "eve", "analyst")).json()
+    assert api["judgments"] == 4

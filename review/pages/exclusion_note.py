@@ -21,10 +21,11 @@ class Switch:
 
 @dataclass(frozen=True)
 class ExclusionNote:
-    trials: int
-    tasks: int
+    trials: int  # how many (of `unit`) the reasons name
+    tasks: int | None  # of how many tasks, when known
     left_out: bool  # the figures leave them out (else the switches put them all back)
     switches: list[Switch]
+    unit: str = "trial"
 
     @property
     def shown(self) -> bool:
@@ -47,4 +48,20 @@ def exclusion_note(exclusions: Exclusions, query: QueryDict) -> ExclusionNote:
         switches=[
             Switch(a.reason.label, a.included, _toggled(query, a)) for a in exclusions.switches
         ],
+    )
+
+
+def judgment_note(applied: list[Applied], judgments: int, query: QueryDict) -> ExclusionNote:
+    """Agreement's note: how many judgments the reasons name under its filter."""
+    active = any(a.excluded and not a.included for a in applied)
+    return ExclusionNote(
+        trials=judgments,
+        tasks=None,
+        left_out=active,
+        switches=[
+            Switch(a.reason.label, a.included, _toggled(query, a))
+            for a in applied
+            if a.excluded and judgments
+        ],
+        unit="judgment",
     )

@@ -19,6 +19,7 @@ number of trials.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from typing import Any, cast
@@ -26,7 +27,7 @@ from urllib.parse import urlencode
 
 from django.contrib.auth.models import User
 from django.db import connection
-from django.db.models import Count, F, QuerySet, Sum
+from django.db.models import Count, F, Q, QuerySet, Sum
 from django.http import QueryDict
 from django.urls import reverse
 
@@ -233,6 +234,8 @@ class Report:
     judgments: int  # latest annotations under the filter
     defers: int
     reviewers: ReviewerAgreement
+    # Judgments of trials left out (`review.science.exclusions`): not in any figure above.
+    left_out: int = 0
 
     @cached_property
     def fingerprint(self) -> str:
@@ -339,9 +342,15 @@ def _grouped(form: TrialFilterForm, dimension: Dimension) -> QuerySet[Any]:
             .annotate(count=Sum("n"))
         )
         return summed
+    return _grouped_latest(counted(form), form, dimension)
+
+
+def _grouped_latest(
+    rows: QuerySet[LatestJudgment], form: TrialFilterForm, dimension: Dimension
+) -> QuerySet[Any]:
+    gates = {"judge": F("judge_verdict"), "scorers": F("scorer_verdict")}
     return (
-        counted(form)
-        .order_by()
+        rows.order_by()
         .values("verifier", **gates, human=F(form.counted_field), group=F(dimension.key))
         .annotate(count=Count("pk"))
     )
@@ -351,9 +360,34 @@ def _empty() -> list[list[int]]:
     return [[0, 0], [0, 0]]
 
 
-def report(form: TrialFilterForm, dimension_key: str = DEFAULT_DIMENSION) -> Report:
+# --- trials left out (review.science.exclusions) ---------------------------------------------
+def _left_out_judgments(form: TrialFilterForm, left_out: Q) -> QuerySet[LatestJudgment]:
+    """The judgments under the filter of the trials `left_out` names (a task's few)."""
+    return counted(form).filter(trial__in=Trial.objects.filter(left_out).values("pk"))
+
+
+def left_out_count(form: TrialFilterForm, left_out: Q) -> int:
+    """How many judgments under the filter are of trials `left_out` names: one query."""
+    return _left_out_judgments(form, left_out).count()
+
+
+def _without(rows: list[dict[str, Any]], taken: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Grouped counts with the trials left out taken off: their own counts, negated."""
+    return rows + [{**row, "count": -row["count"]} for row in taken]
+
+
+def report(
+    form: TrialFilterForm, dimension_key: str = DEFAULT_DIMENSION, left_out: Q | None = None
+) -> Report:
+    """The figures under the filter; without the trials `left_out` names, when given
+    (their judgments grouped the same way, one query, and subtracted)."""
     dimension = DIMENSIONS.get(dimension_key, DIMENSIONS[DEFAULT_DIMENSION])
     rows = grouped_counts(form, dimension)
+    taken = 0
+    if left_out is not None:
+        subtracted = list(_grouped_latest(_left_out_judgments(form, left_out), form, dimension))
+        taken = sum(r["count"] for r in subtracted)
+        rows = _without(rows, subtracted)
     links = ExplorerLinks(form.canonical_query())
     judgments = sum(r["count"] for r in rows)
     defers = sum(r["count"] for r in rows if r["human"] == "defer")
@@ -372,7 +406,11 @@ def report(form: TrialFilterForm, dimension_key: str = DEFAULT_DIMENSION) -> Rep
             i, j = GATE_LABELS.index(auto), HUMAN_LABELS.index(row["human"])
             overall[i][j] += row["count"]
             by_group[row["group"] or ""][i][j] += row["count"]
-        ranked = sorted(by_group.items(), key=lambda item: (-sum(map(sum, item[1])), item[0]))
+        # A group whose judgments were all left out counts none: not shown.
+        ranked = sorted(
+            ((value, counts) for value, counts in by_group.items() if sum(map(sum, counts))),
+            key=lambda item: (-sum(map(sum, item[1])), item[0]),
+        )
         shown, rest = ranked[:MAX_GROUPS], ranked[MAX_GROUPS:]
         results.append(
             ComparisonResult(
@@ -396,7 +434,7 @@ def report(form: TrialFilterForm, dimension_key: str = DEFAULT_DIMENSION) -> Rep
                 undecided=undecided,
             )
         )
-    reviewers = reviewer_agreement(form, links)
+    reviewers = reviewer_agreement(form, links, left_out)
     # Every matrix's κ interval is computed with the others, when the page first asks.
     batch = Intervals()
     batch.matrices = [
@@ -411,10 +449,11 @@ def report(form: TrialFilterForm, dimension_key: str = DEFAULT_DIMENSION) -> Rep
         judgments=judgments,
         defers=defers,
         reviewers=reviewers,
+        left_out=taken,
     )
 
 
-def pair_counts(form: TrialFilterForm) -> list[PairRow]:
+def pair_counts(form: TrialFilterForm, left_out: Q | None = None) -> list[PairRow]:
     """(reviewer a, reviewer b, their usernames, a's judgment, b's judgment, raters on the
     trial, count).
 
@@ -423,11 +462,21 @@ def pair_counts(form: TrialFilterForm) -> list[PairRow]:
     so each pair of reviewers once) and with the number of reviewers on the trial, which
     Krippendorff's alpha needs to weigh each pair.
     """
+    if left_out is not None:
+        # The pairs of the trials left out, counted alike (a trial's pairs are all its own)
+        # and subtracted.
+        taken = _pairs_of(_left_out_judgments(form, left_out), form)
+        kept = pair_counts(form)
+        return kept + [(*row[:7], -row[7]) for row in taken]
     if _reads_tallies(form):
         rows = _tallies(form, PairTally, JobPairTally).values_list(*PAIR_COLUMNS)
         return [cast(PairRow, row) for row in rows]
+    return _pairs_of(counted(form), form)
+
+
+def _pairs_of(judgments: QuerySet[LatestJudgment], form: TrialFilterForm) -> list[PairRow]:
     field = form.counted_field
-    latest = counted(form).filter(**{f"{field}__in": HUMAN_LABELS}).order_by()
+    latest = judgments.filter(**{f"{field}__in": HUMAN_LABELS}).order_by()
     inner, params = latest.values("trial_id", "reviewer_id", field).query.sql_with_params()
     users = connection.ops.quote_name(User._meta.db_table)
     sql = f"""
@@ -450,8 +499,10 @@ def pair_counts(form: TrialFilterForm) -> list[PairRow]:
         return [cast(PairRow, tuple(row)) for row in cursor.fetchall()]
 
 
-def reviewer_agreement(form: TrialFilterForm, links: ExplorerLinks) -> ReviewerAgreement:
-    rows = pair_counts(form)
+def reviewer_agreement(
+    form: TrialFilterForm, links: ExplorerLinks, left_out: Q | None = None
+) -> ReviewerAgreement:
+    rows = pair_counts(form, left_out)
     coincidence = agreement.coincidences(
         ((a_j, b_j, m, n) for *_, a_j, b_j, m, n in rows), HUMAN_LABELS
     )
@@ -460,7 +511,10 @@ def reviewer_agreement(form: TrialFilterForm, links: ExplorerLinks) -> ReviewerA
     for a, b, a_name, b_name, a_j, b_j, _, n in rows:
         by_pair[(a, b)][HUMAN_LABELS.index(a_j)][HUMAN_LABELS.index(b_j)] += n
         names[a], names[b] = a_name, b_name
-    ranked = sorted(by_pair.items(), key=lambda item: (-sum(map(sum, item[1])), item[0]))
+    ranked = sorted(
+        ((pair, counts) for pair, counts in by_pair.items() if sum(map(sum, counts))),
+        key=lambda item: (-sum(map(sum, item[1])), item[0]),
+    )
     shown = ranked[:MAX_PAIRS]
     pairs = []
     for (a, b), counts in shown:

@@ -25,7 +25,7 @@ from typing import Any, Protocol
 
 from django import forms
 from django.db import connection
-from django.db.models import Count, QuerySet
+from django.db.models import Count, Q, QuerySet
 
 from review import defects
 from review.science import job_tallies
@@ -165,6 +165,25 @@ def _negated(rows: Iterable[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
     return [(*row[:width], *(-int(v) for v in row[width:])) for row in rows]
 
 
+def chosen(
+    included: frozenset[str] = frozenset(), reasons: Sequence[Reason] = REASONS
+) -> tuple[list[Applied], Excluded, Excluded]:
+    """Each reason applied, what they name together, and what they leave out (those the
+    switches did not put back)."""
+    applied = [Applied(r, r.excluded(), r.key in included) for r in reasons]
+    named, active = Excluded(), Excluded()
+    for a in applied:
+        named |= a.excluded
+        if not a.included:
+            active |= a.excluded
+    return applied, named, active
+
+
+def trials_of(excluded: Excluded) -> Q:
+    """The trials `excluded` names, as a condition on trials."""
+    return Q(task_id__in=sorted(excluded.task_ids)) | Q(pk__in=sorted(excluded.trial_ids))
+
+
 def for_jobs(
     job_ids: Sequence[int],
     included: frozenset[str] = frozenset(),
@@ -176,19 +195,12 @@ def for_jobs(
     the named trials of the jobs when any are named (their contribution): none over the
     jobs' other trials.
     """
-    applied = [Applied(r, r.excluded(), r.key in included) for r in reasons]
-    named = Excluded()
-    for a in applied:
-        named |= a.excluded
+    applied, named, active = chosen(included, reasons)
     if not named:
         return Exclusions(applied)
     counted = job_tallies.contributions(
         connection, list(job_ids), sorted(named.task_ids), sorted(named.trial_ids)
     )
-    active = Excluded()
-    for a in applied:
-        if not a.included:
-            active |= a.excluded
     if active == named:
         rows = counted
     elif not active:
