@@ -550,3 +550,15 @@ FORMATS = {
         "annotations", "annotations.csv", "text/csv; charset=utf-8", iter_annotations_csv
     ),
 }
+
+# Where a Parquet export carries its manifest (review.science.exclusions.manifest) as JSON.
+MANIFEST_METADATA_KEY = "trialdesk.manifest"
+
+
+def export_stream(fmt: str, queryset: QuerySet[Trial], manifest_json: str) -> Iterator[bytes]:
+    """The export `fmt` of `queryset`; a Parquet file carries `manifest_json` in its
+    key-value metadata (the other formats have no place for it: their manifest travels
+    beside them)."""
+    if fmt == "parquet":
+        return iter_parquet(queryset, metadata={MANIFEST_METADATA_KEY: manifest_json})
+    return FORMATS[fmt].stream(queryset)

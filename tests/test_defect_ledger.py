@@ -589,3 +589,18 @@ def test_the_agreement_page_leaves_out_defective_tasks_behind_a_switch(
     assert lines[1].split(",")[3] == "8"  # and the broken task's 2 judged trials
     api = client.get("/api/agreement", headers=_api(client, "eve", "analyst")).json()
     assert api["judgments"] == 4
+
+
+def test_the_export_command_writes_the_manifest_beside_the_file(
+    runs: tuple[Job, Job], tmp_path: Any
+) -> None:
+    from django.core.management import call_command
+
+    a, _ = runs
+    _confirm(_task("broken"))
+    output = tmp_path / "run-a.csv"
+    call_command("export", "--format", "csv", "--filter", f"job={a.pk}", "-o", str(output))
+    manifest = json.loads((tmp_path / "run-a.csv.manifest.json").read_text())
+    assert manifest["filter"] == f"job={a.pk}"
+    assert [t["task"] for t in manifest["left_out"][0]["tasks"]] == ["broken"]
+    assert len(output.read_text().splitlines()) == 6  # the header and every trial

@@ -8,7 +8,6 @@ at `export/manifest.json`); a Parquet file also carries it in its key-value meta
 
 from __future__ import annotations
 
-import functools
 import json
 
 from django.contrib.auth.decorators import login_required
@@ -17,13 +16,11 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_GET
 
-from review.exports import FORMATS, iter_parquet
+from review.exports import FORMATS, export_stream
 from review.filtering.form import TrialFilterForm, filter_errors, filtered_trials
 from review.http import HttpRequest
 from review.roles import export_required
 from review.science import exclusions
-
-MANIFEST_METADATA_KEY = "trialdesk.manifest"
 
 
 def _refused(errors: list[str]) -> HttpResponse:
@@ -45,13 +42,11 @@ def export(request: HttpRequest, fmt: str) -> HttpResponse | StreamingHttpRespon
     if errors := filter_errors(form):
         return _refused(errors)
     trials = filtered_trials(form)
-    stream = export_format.stream
-    if fmt == "parquet":
-        manifest = exclusions.manifest(trials, request.GET.urlencode(), timezone.now())
-        stream = functools.partial(
-            iter_parquet, metadata={MANIFEST_METADATA_KEY: json.dumps(manifest)}
-        )
-    response = StreamingHttpResponse(stream(trials), content_type=export_format.content_type)
+    # The manifest is read before the rows stream: one moment's ledger for both.
+    manifest = exclusions.manifest(trials, request.GET.urlencode(), timezone.now())
+    response = StreamingHttpResponse(
+        export_stream(fmt, trials, json.dumps(manifest)), content_type=export_format.content_type
+    )
     stamp = timezone.now().strftime("%Y%m%dT%H%M%SZ")
     response["Content-Disposition"] = (
         f'attachment; filename="trialdesk-{stamp}.{export_format.extension}"'
