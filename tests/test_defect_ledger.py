@@ -604,3 +604,27 @@ def test_the_export_command_writes_the_manifest_beside_the_file(
     assert manifest["filter"] == f"job={a.pk}"
     assert [t["task"] for t in manifest["left_out"][0]["tasks"]] == ["broken"]
     assert len(output.read_text().splitlines()) == 6  # the header and every trial
+
+
+def test_the_jobs_list_and_the_jobs_api_leave_out_defective_tasks_behind_the_switch(
+    client: Client, runs: tuple[Job, Job]
+) -> None:
+    a, _ = runs
+    _confirm(_task("broken"))
+    f.login(client, "ann", "analyst")
+    html = client.get("/jobs/").content.decode()
+    assert "4 trials of 1 task left out" in html  # three in run A, one in run B
+    summaries = {job.name: summary for job, summary, _ in stats.jobs_page().rows}
+    assert (summaries["run-a"].trial_count, summaries["run-b"].trial_count) == (2, 1)
+    counted = {
+        job.name: s for job, s, _ in stats.jobs_page(included=frozenset({"defective_task"})).rows
+    }
+    assert (counted["run-a"].trial_count, counted["run-b"].trial_count) == (5, 2)
+    headers = _api(client, "eve", "analyst")
+    listed = client.get("/api/jobs", headers=headers).json()["items"]
+    assert sorted(j["summary"]["trial_count"] for j in listed) == [1, 2]
+    detail = client.get(f"/api/jobs/{a.pk}", headers=headers).json()
+    assert detail["summary"]["trial_count"] == 2
+    assert [t["task"] for t in detail["by_task"]] == ["sound"]
+    switched = client.get(f"/api/jobs/{a.pk}?include_defective=1", headers=headers).json()
+    assert switched["summary"]["trial_count"] == 5

@@ -31,11 +31,16 @@ def job_list(request: HttpRequest) -> HttpResponse:
     form = JobPageForm(request.GET)
     # A mangled `after` shows the newest jobs rather than an error.
     after = form.cleaned_data["after"] if form.is_valid() else None
-    page = jobs_page(after)
+    page = jobs_page(after, included=exclusions.SwitchForm(request.GET).included())
     return render(
         request,
         "review/job_list.html",
-        {"rows": page.rows, "next_after": page.next_after, "is_continuation": after is not None},
+        {
+            "rows": page.rows,
+            "next_after": page.next_after,
+            "is_continuation": after is not None,
+            "note": exclusion_note(page.left_out, request.GET) if page.left_out else None,
+        },
     )
 
 
