@@ -121,8 +121,9 @@ def _positive(value: str | None) -> int | None:
 
 
 def _record(request: HttpRequest) -> HttpResponse:
-    states = defects.allowed_states(can_settle=roles.can_settle_defects(request.user), current=None)
-    form = DefectEntryForm(request.POST, tasks=_tasks(), states=states, host=request.get_host())
+    form = DefectEntryForm(
+        request.POST, tasks=_tasks(), states=_states(request), host=request.get_host()
+    )
     if not form.is_valid():
         return _report_page(request, form, {}, status=400)
     task: Task = form.cleaned_data["task"]
