@@ -350,10 +350,15 @@ class _Sink(io.RawIOBase):
         return data
 
 
-def iter_parquet(queryset: QuerySet[Trial], chunk: int = 20_000) -> Iterator[bytes]:
-    """The same rows and columns as the CSV, typed, one row group per chunk."""
+def iter_parquet(
+    queryset: QuerySet[Trial], chunk: int = 20_000, metadata: dict[str, str] | None = None
+) -> Iterator[bytes]:
+    """The same rows and columns as the CSV, typed, one row group per chunk; `metadata`
+    goes in the file's key-value metadata (the export's manifest)."""
     columns = trial_columns(reviewers_for(queryset))
-    schema = pa.schema([pa.field(c.name, ARROW_TYPES[c.kind]()) for c in columns])
+    schema = pa.schema(
+        [pa.field(c.name, ARROW_TYPES[c.kind]()) for c in columns], metadata=metadata
+    )
     rows = _rows_queryset(queryset, columns, as_text=False)
     sink = _Sink()
     writer = pq.ParquetWriter(sink, schema, compression="zstd")
@@ -617,3 +622,15 @@ FORMATS = {
         "comments", "comments.csv", "text/csv; charset=utf-8", iter_comments_csv
     ),
 }
+
+# Where a Parquet export carries its manifest (review.science.exclusions.manifest) as JSON.
+MANIFEST_METADATA_KEY = "trialdesk.manifest"
+
+
+def export_stream(fmt: str, queryset: QuerySet[Trial], manifest_json: str) -> Iterator[bytes]:
+    """The export `fmt` of `queryset`; a Parquet file carries `manifest_json` in its
+    key-value metadata (the other formats have no place for it: their manifest travels
+    beside them)."""
+    if fmt == "parquet":
+        return iter_parquet(queryset, metadata={MANIFEST_METADATA_KEY: manifest_json})
+    return FORMATS[fmt].stream(queryset)

@@ -9,12 +9,14 @@ reviewer saw are set by the server, so a posted `reviewer` or `reward` has nowhe
 from __future__ import annotations
 
 from functools import partial
-from typing import Any
+from typing import Any, cast
 
 from django import forms
 from django.contrib.auth.models import User
+from django.db.models import QuerySet
 from django.http import QueryDict
 
+from review import defects
 from review.filtering.fields import JobChoices, JobSelect, rendered_key
 from review.filtering.form import TrialFilterForm
 from review.models import (
@@ -22,12 +24,13 @@ from review.models import (
     Annotation,
     CalibrationRule,
     CommentTarget,
+    DefectEntry,
     GoldLabel,
     SavedView,
     StepComment,
 )
 from review.science import agreement
-from rewards.models import Job
+from rewards.models import Job, Task
 
 MAX_CATEGORIES = 20
 MAX_CATEGORY_LENGTH = 64
@@ -422,3 +425,46 @@ def _unit(value: float) -> float:
     if not 0 <= value <= 1:
         raise forms.ValidationError("A rate's bound is between 0 and 1.")
     return value
+
+
+class DefectEntryForm(forms.Form):
+    """An entry of the defective-task ledger (`review.defects`). The author and the time
+    are the server's; which states the author may choose is the view's (`review.roles`)."""
+
+    task = forms.ModelChoiceField(queryset=Task.objects.none(), label="Task")
+    state = forms.ChoiceField(choices=DefectEntry.State.choices, label="This task is")
+    category = forms.ChoiceField(choices=DefectEntry.Category.choices, label="Category")
+    rationale = forms.CharField(
+        max_length=20000,
+        widget=forms.Textarea(attrs={"rows": 4}),
+        error_messages={"required": "Say why."},
+    )
+    evidence = forms.CharField(
+        required=False,
+        max_length=defects.MAX_LINKS * (defects.MAX_LINK_LENGTH + 1),
+        widget=forms.Textarea(attrs={"rows": 3}),
+        label="Evidence",
+        help_text=(
+            "Links inside Trialdesk, one a line: a trial (or its id), a step"
+            " (/trials/12/#step-3), an annotation, a job, an explorer filter."
+        ),
+    )
+
+    def __init__(
+        self,
+        data: QueryDict | None = None,
+        *,
+        tasks: QuerySet[Task],
+        states: list[str],
+        host: str = "",
+        initial: dict[str, Any] | None = None,
+    ) -> None:
+        super().__init__(data, initial=initial)
+        self.host = host
+        task_field = cast(forms.ModelChoiceField[Task], self.fields["task"])
+        task_field.queryset = tasks
+        state_field = cast(forms.ChoiceField, self.fields["state"])
+        state_field.choices = [c for c in DefectEntry.State.choices if c[0] in states]
+
+    def clean_evidence(self) -> list[str]:
+        return defects.clean_evidence(self.cleaned_data.get("evidence") or "", host=self.host)

@@ -1007,3 +1007,99 @@ class CalibrationRule(models.Model):
         """The rule, made with its defaults and a new salt the first time (one query after)."""
         rule, _ = cls.objects.get_or_create(pk=1, defaults={"split_salt": secrets.token_hex(16)})
         return rule
+
+
+class DefectEntryQuerySet(models.QuerySet["DefectEntry"]):
+    def update(self, **kwargs: Any) -> int:
+        raise AppendOnlyError("the defect ledger is append-only: add a newer entry instead")
+
+    def delete(self) -> tuple[int, dict[str, int]]:
+        raise AppendOnlyError("the defect ledger is append-only: entries cannot be deleted")
+
+    def bulk_update(self, objs: Any, fields: Any, batch_size: int | None = None) -> int:
+        raise AppendOnlyError("the defect ledger is append-only: add a newer entry instead")
+
+    def current(self) -> DefectEntryQuerySet:
+        """Each task's latest entry: the one that says where the task stands.
+
+        Latest is the highest id: entries are only ever inserted, so the id is their order.
+        """
+        latest = DefectEntry.objects.filter(task=models.OuterRef("task")).order_by("-id")
+        return self.filter(pk=models.Subquery(latest.values("pk")[:1]))
+
+    def confirmed(self) -> DefectEntryQuerySet:
+        """The entries of the tasks that are confirmed defective now."""
+        return self.current().filter(state=DefectEntry.State.CONFIRMED)
+
+
+class DefectEntry(models.Model):
+    """One entry of the defective-task ledger: a task proposed, confirmed or cleared as
+    defective, with a category, a rationale and evidence links inside Trialdesk.
+
+    Append-only like Annotation, in code and by database triggers (migration 0012): the
+    newest entry of a task says where it stands (a newer one reopens or clears it), and the
+    older ones stay as its history. Reviewers propose; experts and staff confirm or clear
+    (`review.defects`). While a task's newest entry is `confirmed`, its trials are left out of
+    pass rates by default (`review.science.exclusions`); the stored rewards never change.
+    """
+
+    class State(models.TextChoices):
+        PROPOSED = "proposed", "proposed"
+        CONFIRMED = "confirmed", "confirmed"
+        CLEARED = "cleared", "cleared"
+
+    class Category(models.TextChoices):
+        BROKEN_TEST = "broken_test", "broken test"
+        UNDERSPECIFIED = "underspecified", "underspecified instruction"
+        ENVIRONMENT = "environment", "environment"
+        WRONG_REFERENCE = "wrong_reference", "wrong reference"
+
+    # PROTECT: the ledger is a record, like annotations (see the module docstring).
+    task = models.ForeignKey(
+        "rewards.Task", on_delete=models.PROTECT, related_name="defect_entries", db_index=False
+    )
+    author = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="defect_entries"
+    )
+    created_at = models.DateTimeField(default=timezone.now)
+    state = models.CharField(max_length=10, choices=State.choices)
+    category = models.CharField(max_length=20, choices=Category.choices)
+    rationale = models.TextField()
+    # Links inside Trialdesk, each a path with an optional fragment (`/trials/12/#step-3`),
+    # checked when the entry is made (`review.defects.clean_evidence`).
+    evidence = models.JSONField(default=list, blank=True)
+
+    objects = DefectEntryQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(state__in=["proposed", "confirmed", "cleared"]),
+                name="defectentry_state_valid",
+            ),
+            models.CheckConstraint(
+                condition=Q(
+                    category__in=["broken_test", "underspecified", "environment", "wrong_reference"]
+                ),
+                name="defectentry_category_valid",
+            ),
+            models.CheckConstraint(
+                condition=~Q(rationale=""), name="defectentry_rationale_required"
+            ),
+        ]
+        indexes = [
+            # A task's latest entry (the ledger's current state) and its history, in order.
+            models.Index(fields=["task", "-id"], name="defectentry_task_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"task {self.task_id} {self.state} ({self.category}) by {self.author_id}"
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        if not self._state.adding:
+            raise AppendOnlyError("the defect ledger is append-only: add a newer entry instead")
+        super().save(*args, **kwargs)
+
+    def delete(self, *args: Any, **kwargs: Any) -> tuple[int, dict[str, int]]:
+        raise AppendOnlyError("the defect ledger is append-only: entries cannot be deleted")

@@ -4,6 +4,8 @@
 - expert: a reviewer with a discipline;
 - analyst: browse, export and read the API, but never annotate;
 - adjudicating conflicting reviews: experts and staff;
+- the defective-task ledger: reviewers propose a task as defective, experts and staff
+  confirm or clear it;
 - staff: ingest and manage; may also browse and annotate.
 
 A user in no group (and not staff) sees nothing but the login page and 403s.
@@ -71,6 +73,16 @@ def can_annotate(user: AbstractBaseUser | AnonymousUser) -> bool:
 def can_adjudicate(user: AbstractBaseUser | AnonymousUser) -> bool:
     """Final verdicts on conflicting reviews: experts and staff (see review.adjudication)."""
     return user.is_authenticated and (_is_staff(user) or EXPERT in roles_of(user))
+
+
+def can_propose_defects(user: AbstractBaseUser | AnonymousUser) -> bool:
+    """Reporting a task as defective (a proposal): whoever may annotate."""
+    return can_annotate(user)
+
+
+def can_settle_defects(user: AbstractBaseUser | AnonymousUser) -> bool:
+    """Confirming or clearing a task as defective: experts and staff (see review.defects)."""
+    return can_adjudicate(user)
 
 
 def can_see_calibration(user: AbstractBaseUser | AnonymousUser) -> bool:

@@ -7,6 +7,7 @@ from review.views import (
     blind,
     calibration,
     compare,
+    defects,
     gold,
     judging,
     queue,
@@ -15,7 +16,7 @@ from review.views import (
     scenarios,
     tokens,
 )
-from review.views.exports import export
+from review.views.exports import export, export_manifest
 
 app_name = "review"
 
@@ -36,6 +37,7 @@ urlpatterns = [
     path("export.parquet", export, {"fmt": "parquet"}, name="export-parquet"),
     path("export/annotations.csv", export, {"fmt": "annotations"}, name="export-annotations"),
     path("export/comments.csv", export, {"fmt": "comments"}, name="export-comments"),
+    path("export/manifest.json", export_manifest, name="export-manifest"),
     path("queue/", queue.queue, name="queue"),
     path("queue/claim/", queue.queue_claim, name="queue-claim"),
     path("queue/skip/", queue.queue_skip, name="queue-skip"),
@@ -69,6 +71,9 @@ urlpatterns = [
     path("tokens/<int:pk>/revoke/", tokens.token_revoke, name="token-revoke"),
     path("compare/", compare.compare_runs, name="compare"),
     path("compare.csv", compare.compare_csv, name="compare-csv"),
+    path("defects/", defects.defect_ledger, name="defect-ledger"),
+    path("defects/report/", defects.defect_report, name="defect-report"),
+    path("defects/tasks/<int:pk>/", defects.defect_task, name="defect-task"),
     path("compare/trials/<int:a>/<int:b>/", compare.compare_trials, name="compare-trials"),
     path("trials/<int:pk>/others/", compare.other_trials, name="other-trials"),
 ]

@@ -32,6 +32,9 @@ process makes (a job saved, an ingest) reaches them all.
   `ALIGNMENT_TTL` as `…:head` and `…:<page size>:<page>` (the rows of each page). The page
   showing it keeps each rendered page under the same key (`{% cache %}` aligned-steps).
   Bump `v1` when `rewards.alignment.Head` or `Row` changes shape.
+- `defects:confirmed:v1` (review.defects.CONFIRMED_KEY): the tasks confirmed defective now
+  (what the job page, compare and agreement leave out by default); dropped when a ledger
+  entry is recorded, kept at most 300 s.
 - `template.cache.<fragment>.*`: page fragments kept by `{% cache %}` under what they show:
   the explorer's rows (their values and links), agreement's report, a job's figures and
   compare's job pickers, each under `fingerprint` of its data or the rows themselves, so a

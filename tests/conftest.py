@@ -86,9 +86,10 @@ def purge_review_data() -> None:
     """Empty every trial table, annotations (and what is kept from them) included, for tests
     that need an empty database.
 
-    Annotations, adjudications and step comments are append-only by trigger (review
-    migrations 0002, 0005 and 0012); the triggers are dropped for the purge and put back at
-    once, exactly as the migrations made them.
+    Annotations and adjudications (review migrations 0002 and 0005), gold labels, step
+    comments and the defect ledger (`rewards.append_only`) are append-only by trigger; the
+    triggers are dropped for the purge and put back at once, exactly as the migrations made
+    them.
     """
     import importlib
 
@@ -97,6 +98,7 @@ def purge_review_data() -> None:
     from review.models import (
         Adjudication,
         Annotation,
+        DefectEntry,
         GoldLabel,
         JudgmentTally,
         LatestJudgment,
@@ -107,7 +109,7 @@ def purge_review_data() -> None:
     from rewards.models import Job, Task
 
     # Append-only tables made by `rewards.append_only` (migrations after review 0011).
-    later = [GoldLabel._meta.db_table, StepComment._meta.db_table]
+    later = [GoldLabel._meta.db_table, StepComment._meta.db_table, DefectEntry._meta.db_table]
 
     migrations = [
         importlib.import_module("review.migrations.0002_annotation_append_only"),

@@ -207,9 +207,9 @@ def test_without_a_trial_judged_twice_the_intervals_read_nothing_more(
     for index, trial in enumerate(f.make_trials(12, judges=[f.judge("PASS")])):
         add_annotation(trial_id=trial.pk, reviewer=rita, judgment=("pass", "fail")[index % 3 == 0])
     f.login(client, "ann", "analyst")
-    # the user, their role groups, the grouped counts, the reviewer pairs (none: so no trial
-    # judged more than once to look for).
-    with django_assert_num_queries(4):
+    # the user, their role groups, the tasks confirmed defective (none; then cached), the
+    # grouped counts, the reviewer pairs (none: so no trial judged more than once to look for).
+    with django_assert_num_queries(5):
         response = client.get("/agreement/")
     assert response.status_code == 200
 

@@ -213,9 +213,10 @@ def test_agreement_page_renders_the_figures_in_a_fixed_number_of_queries(
     client: Client, trials: dict[str, Any], django_assert_num_queries: DjangoAssertNumQueries
 ) -> None:
     f.login(client, "ann", "analyst")
-    # the user, their role groups, the grouped counts, the reviewer pairs with their
+    # the user, their role groups, the tasks confirmed defective (none; read once, then
+    # cached: review.science.exclusions), the grouped counts, the reviewer pairs with their
     # names, the trials judged more than once (the units of κ's intervals).
-    with django_assert_num_queries(5):
+    with django_assert_num_queries(6):
         response = client.get("/agreement/")
     html = response.content.decode()
     assert response.status_code == 200
@@ -233,7 +234,8 @@ def test_agreement_page_query_count_does_not_grow_with_the_data(
     for trial in f.make_trials(5, judges=[f.judge("FAIL", failure_mode="crash")]):
         add_annotation(trial_id=trial.pk, reviewer=rita, judgment="fail")
     f.login(client, "ann", "analyst")
-    with django_assert_num_queries(5):
+    # as above, the tasks confirmed defective included.
+    with django_assert_num_queries(6):
         response = client.get("/agreement/?by=judge_model")
     assert response.status_code == 200
 
@@ -245,9 +247,10 @@ def test_a_filtered_agreement_page_groups_its_trials_in_a_fixed_number_of_querie
     f.login(client, "ann", "analyst")
     # the user, their role groups (kept in the cache from here on), the newest jobs and
     # their agents, models and datasets (the filter finds the job among them; cached from
-    # here on), the grouped judgments of the filter's trials, their reviewer pairs with the
-    # reviewers' names, their trials judged more than once.
-    with django_assert_num_queries(7):
+    # here on), the tasks confirmed defective (none; cached from here on), the grouped
+    # judgments of the filter's trials, their reviewer pairs with the reviewers' names, their
+    # trials judged more than once.
+    with django_assert_num_queries(8):
         response = client.get(f"/agreement/?job={job}&reward_min=0&by=source")
     assert response.status_code == 200
     assert response.context["report"].judgments == 8

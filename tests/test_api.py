@@ -548,8 +548,9 @@ def test_jobs_list_their_trial_counts(
     f.make_trials(3, job="job-a", reward=0.9)
     f.make_trials(2, job="job-b", reward=0.1, annotations=[f.annotation()])
     ApiToken.objects.update(last_used_at=timezone.now())
-    # 1 the token, 2 role groups, 3 the jobs, 4 their kept tallies summed per job.
-    with django_assert_num_queries(4):
+    # 1 the token, 2 role groups, 3 the jobs, 4 their kept tallies summed per job, 5 the
+    # tasks confirmed defective (none; then cached: review.science.exclusions).
+    with django_assert_num_queries(5):
         response = call(client, "get", "/api/jobs", analyst)
     assert response.status_code == 200
     assert response.json()["next_cursor"] is None
@@ -573,9 +574,9 @@ def test_jobs_are_listed_newest_first_a_keyset_page_at_a_time(
     pages = 0
     while url:
         ApiToken.objects.update(last_used_at=timezone.now())
-        # 1 the token, 2 role groups (the first page only: then from the cache), 3 the
-        # page of jobs, 4 their kept tallies.
-        with django_assert_num_queries(4 if pages == 0 else 3):
+        # 1 the token, 2 role groups and 5 the tasks confirmed defective (the first page
+        # only: then from the cache), 3 the page of jobs, 4 their kept tallies.
+        with django_assert_num_queries(5 if pages == 0 else 3):
             body = call(client, "get", url, analyst).json()
         assert len(body["items"]) <= 2
         seen += [job["name"] for job in body["items"]]
@@ -919,6 +920,9 @@ def test_the_openapi_schema_describes_every_operation(client: Client) -> None:
         "/api/batches",
         "/api/batches/{batch_id}",
         "/api/batches/{batch_id}/cancel",
+        "/api/defects",
+        "/api/defects/{task_id}",
+        "/api/defects/manifest",
     }
     names = {p["name"] for p in schema["paths"]["/api/trials"]["get"]["parameters"]}
     assert {"limit", "cursor", "agent", "reward_min", "disagreement", "sort"} <= names

@@ -134,12 +134,13 @@ def test_compare_page_shows_the_figures_in_a_fixed_number_of_queries(
     a, b = runs
     f.login(client, "ann", "analyst")
     CalibrationRule.current()  # made on the first read of any calibration (a write)
-    # the user, their role groups, job A, job B (form), the two runs' tallies summed
-    # per task, the flipped tasks' first trials, and the job selects' choices with their
-    # agents, models and datasets (two queries, read once, then cached); then each run's
-    # judged trials counted by judge version (two), the calibration rule and those
-    # versions' verdicts of labelled trials.
-    with django_assert_num_queries(12):
+    # the user, their role groups, job A, job B (form), the tasks confirmed defective
+    # (none; read once, then cached), the two runs' tallies summed per task, the flipped
+    # tasks' first trials, and the job selects' choices with their agents, models and
+    # datasets (two queries, read once, then cached); then the calibration rule with the
+    # newest verdict, annotation and adjudication ids, each run's judged trials counted by
+    # judge version (two; then kept) and those versions' verdicts of labelled trials.
+    with django_assert_num_queries(13):
         response = client.get(f"/compare/?a={a.pk}&b={b.pk}")
     html = response.content.decode()
     assert response.status_code == 200

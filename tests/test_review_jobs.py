@@ -102,9 +102,10 @@ def test_the_jobs_list_is_walked_newest_first_by_next_links(
     f.login(client, "ann", "analyst")
     Job.objects.bulk_create(Job(name=f"run-{i:03}") for i in range(stats.JOBS_PAGE + 5))
     newest_first = list(Job.objects.order_by("-id").values_list("name", flat=True))
-    # 1 the user, 2 their role groups, 3 the page of jobs, 4 their kept tallies
-    # summed per job, 5 the same rows' agents, models and datasets.
-    with django_assert_num_queries(5):
+    # 1 the user, 2 their role groups, 3 the page of jobs, 4 their kept tallies summed per
+    # job, 5 the tasks confirmed defective (none; then cached: review.science.exclusions),
+    # 6 the same rows' agents, models and datasets.
+    with django_assert_num_queries(6):
         first = client.get("/jobs/").content.decode()
     shown = re.findall(r'href="/jobs/\d+/">([^<]+)</a>', first)
     assert shown == newest_first[: stats.JOBS_PAGE]
@@ -134,15 +135,17 @@ def test_jobs_pages_run_a_fixed_number_of_queries(
     job = Job.objects.first()
     assert job is not None
     # 1 the user, 2 their role groups, 3 the page of jobs, 4 their kept tallies
-    # summed per job (one GROUP BY over a few rows a job, whatever the trials), 5 the same
-    # rows' agents, models and datasets.
-    with django_assert_num_queries(5):
+    # summed per job (one GROUP BY over a few rows a job, whatever the trials), 5 the tasks
+    # confirmed defective (none; read once, then cached: review.science.exclusions), 6 the
+    # same rows' agents, models and datasets.
+    with django_assert_num_queries(6):
         assert client.get("/jobs/").status_code == 200
     CalibrationRule.current()  # made on the first read of any calibration (a write)
     # 1 the user, 2 the job, 3 its kept tally rows (totals, by task, by agent and model,
     # failure modes, the histogram: all added up from them), 4 first annotations by day,
-    # 5 its judged trials counted by judge version, 6 the calibration rule, 7 those
-    # versions' verdicts of labelled trials; the roles from the cache.
+    # 5 the calibration rule with the newest ids, 6 its judged trials counted by judge
+    # version, 7 those versions' verdicts of labelled trials; the roles and the tasks
+    # confirmed defective from the cache.
     with django_assert_num_queries(7):
         assert client.get(f"/jobs/{job.pk}/").status_code == 200
 

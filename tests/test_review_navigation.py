@@ -310,7 +310,7 @@ def test_the_main_navigation_offers_what_the_role_may_follow_and_marks_the_curre
     f.login(client, "ana", "analyst")
     nav = _main_nav(client.get("/jobs/").content.decode())
     labels = re.findall(r">([^<]+)</a>", nav)
-    assert labels == ["Explorer", "Saved views", "Jobs", "Agreement", "Compare"]
+    assert labels == ["Explorer", "Saved views", "Jobs", "Agreement", "Compare", "Defective tasks"]
     assert re.findall(r'<a href="([^"]+)" aria-current="page">', nav) == ["/jobs/"]
 
     f.login(client, "boss", "reviewer", staff=True)

@@ -19,10 +19,10 @@ from __future__ import annotations
 from django.urls import URLPattern, URLResolver, re_path
 from django.views.decorators.http import require_safe
 
-from review.api import batches, figures, ingest, jobs, trials
+from review.api import batches, defects, figures, ingest, jobs, trials
 from review.api.ninja import api, json_errors, not_found
 
-for resource in (trials, jobs, figures, ingest, batches):
+for resource in (trials, jobs, figures, ingest, batches, defects):
     api.add_router("", resource.router)
 
 

@@ -17,10 +17,22 @@ from review.api.ninja import (
 from review.api.trials import filter_parameters
 from review.filtering.form import TrialFilterForm
 from review.forms import AgreementForm, CompareForm
-from review.science import agreement, calibration, compare, figures
+from review.science import agreement, calibration, compare, exclusions, figures
 
 # --- agreement and comparison ----------------------------------------------------------------
 router = Router(tags=["figures"], auth=browse_auth)
+
+# Trials left out by default (review.science.exclusions), each reason with its switch.
+SWITCH_PARAMETERS = [
+    {
+        "name": reason.param,
+        "in": "query",
+        "required": False,
+        "schema": {"type": "boolean"},
+        "description": f"count the trials of {reason.label} (left out by default)",
+    }
+    for reason in exclusions.REASONS
+]
 
 
 def _form_errors(errors: Any) -> ValidationError:
@@ -46,6 +58,7 @@ def _form_errors(errors: Any) -> ValidationError:
                 "schema": {"type": "string", "enum": list(agreement.DIMENSIONS)},
                 "description": "the breakdown dimension",
             },
+            *SWITCH_PARAMETERS,
         ]
     },
     summary="Agreement: gates against humans, and reviewers against each other",
@@ -62,7 +75,9 @@ def get_agreement(request: HttpRequest) -> dict[str, Any]:
         raise _form_errors(form.errors)
     if not page.is_valid():
         raise _form_errors(page.errors)
-    return figures.agreement_dict(agreement.report(form, page.dimension))
+    _, _, active = exclusions.chosen(exclusions.SwitchForm(request.GET).included())
+    left_out = exclusions.trials_of(active) if active else None
+    return figures.agreement_dict(agreement.report(form, page.dimension, left_out))
 
 
 @router.get(
@@ -70,8 +85,11 @@ def get_agreement(request: HttpRequest) -> dict[str, Any]:
     response={200: dict[str, Any], 422: ErrorOut, **ERRORS},
     openapi_extra={
         "parameters": [
-            {"name": side, "in": "query", "required": True, "schema": {"type": "integer"}}
-            for side in ("a", "b")
+            *(
+                {"name": side, "in": "query", "required": True, "schema": {"type": "integer"}}
+                for side in ("a", "b")
+            ),
+            *SWITCH_PARAMETERS,
         ]
     },
     summary="Compare two runs task by task",
@@ -85,7 +103,9 @@ def get_comparison(request: HttpRequest) -> dict[str, Any]:
     form = CompareForm(request.GET)
     if not form.is_valid():
         raise _form_errors(form.errors)
-    return figures.compare_dict(compare.compare(form.cleaned_data["a"], form.cleaned_data["b"]))
+    a, b = form.cleaned_data["a"], form.cleaned_data["b"]
+    left_out = exclusions.for_jobs([a.pk, b.pk], exclusions.SwitchForm(request.GET).included())
+    return figures.compare_dict(compare.compare(a, b, left_out))
 
 
 @router.get(

@@ -9,6 +9,7 @@ from django.http import Http404, HttpRequest
 from ninja import Field, Query, Router, Schema
 from ninja.errors import ValidationError
 
+from review.api.figures import SWITCH_PARAMETERS
 from review.api.ninja import (
     DEFAULT_PAGE,
     ERRORS,
@@ -17,6 +18,7 @@ from review.api.ninja import (
     browse_auth,
 )
 from review.filtering.paging import CursorError, decode_cursor, encode_cursor
+from review.science import exclusions
 from review.science.stats import Summary, job_breakdown, jobs_page
 from rewards.models import Job
 
@@ -82,7 +84,18 @@ def _job_out(job: Job, summary: Summary) -> dict[str, Any]:
     }
 
 
-@router.get("/jobs", response={200: JobPage, **ERRORS}, summary="Jobs with trial counts")
+def _included(request: HttpRequest) -> frozenset[str]:
+    """The reasons whose trials the figures count (`?include_defective=1`); by default the
+    trials they name are left out, as on the jobs pages."""
+    return exclusions.SwitchForm(request.GET).included()
+
+
+@router.get(
+    "/jobs",
+    response={200: JobPage, **ERRORS},
+    openapi_extra={"parameters": SWITCH_PARAMETERS},
+    summary="Jobs with trial counts",
+)
 def list_jobs(request: HttpRequest, page: Query[JobPageQuery]) -> JobPage:
     """Jobs by start, newest first, with trial counts and gate pass rates, a keyset page at a time
     (two queries per page: the jobs, then their kept tallies); walk with `cursor`."""
@@ -94,7 +107,7 @@ def list_jobs(request: HttpRequest, page: Query[JobPageQuery]) -> JobPage:
             raise ValidationError(
                 [{"loc": ("query", "cursor"), "msg": str(exc), "type": "invalid"}]
             ) from exc
-    rows = jobs_page(after, page.limit, with_facts=False)
+    rows = jobs_page(after, page.limit, with_facts=False, included=_included(request))
     return JobPage(
         items=[JobOut(**_job_out(job, summary)) for job, summary, _ in rows.rows],
         next_cursor=None
@@ -106,6 +119,7 @@ def list_jobs(request: HttpRequest, page: Query[JobPageQuery]) -> JobPage:
 @router.get(
     "/jobs/{int:job_id}",
     response={200: JobDetailOut, 404: ErrorOut, **ERRORS},
+    openapi_extra={"parameters": SWITCH_PARAMETERS},
     summary="One job, by task and by agent",
 )
 def get_job(request: HttpRequest, job_id: int) -> JobDetailOut:
@@ -113,7 +127,7 @@ def get_job(request: HttpRequest, job_id: int) -> JobDetailOut:
     job = Job.objects.filter(pk=job_id).first()
     if job is None:
         raise Http404
-    breakdown = job_breakdown(job)
+    breakdown = job_breakdown(job, _included(request))
     return JobDetailOut(
         **_job_out(job, breakdown.summary),
         config=job.config,

@@ -28,7 +28,7 @@ number of trials.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from typing import Any, cast
@@ -329,6 +329,8 @@ class Report:
     judgments: int  # latest annotations under the filter
     defers: int
     reviewers: ReviewerAgreement
+    # Judgments of trials left out (`review.science.exclusions`): not in any figure above.
+    left_out: int = 0
 
     @cached_property
     def fingerprint(self) -> str:
@@ -442,9 +444,15 @@ def _grouped(form: TrialFilterForm, dimension: Dimension) -> QuerySet[Any]:
             .annotate(count=Sum("n"))
         )
         return summed
+    return _grouped_latest(counted(form), form, dimension)
+
+
+def _grouped_latest(
+    rows: QuerySet[LatestJudgment], form: TrialFilterForm, dimension: Dimension
+) -> QuerySet[Any]:
+    gates = {"judge": F("judge_verdict"), "scorers": F("scorer_verdict")}
     return (
-        counted(form)
-        .order_by()
+        rows.order_by()
         .values("verifier", **gates, human=F(form.counted_field), group=F(dimension.key))
         .annotate(count=Count("pk"))
     )
@@ -454,9 +462,34 @@ def _empty() -> list[list[int]]:
     return [[0, 0], [0, 0]]
 
 
-def report(form: TrialFilterForm, dimension_key: str = DEFAULT_DIMENSION) -> Report:
+# --- trials left out (review.science.exclusions) ---------------------------------------------
+def _left_out_judgments(form: TrialFilterForm, left_out: Q) -> QuerySet[LatestJudgment]:
+    """The judgments under the filter of the trials `left_out` names (a task's few)."""
+    return counted(form).filter(trial__in=Trial.objects.filter(left_out).values("pk"))
+
+
+def left_out_count(form: TrialFilterForm, left_out: Q) -> int:
+    """How many judgments under the filter are of trials `left_out` names: one query."""
+    return _left_out_judgments(form, left_out).count()
+
+
+def _without(rows: list[dict[str, Any]], taken: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Grouped counts with the trials left out taken off: their own counts, negated."""
+    return rows + [{**row, "count": -row["count"]} for row in taken]
+
+
+def report(
+    form: TrialFilterForm, dimension_key: str = DEFAULT_DIMENSION, left_out: Q | None = None
+) -> Report:
+    """The figures under the filter; without the trials `left_out` names, when given
+    (their judgments grouped the same way, one query, and subtracted)."""
     dimension = DIMENSIONS.get(dimension_key, DIMENSIONS[DEFAULT_DIMENSION])
     rows = grouped_counts(form, dimension)
+    taken = 0
+    if left_out is not None:
+        subtracted = list(_grouped_latest(_left_out_judgments(form, left_out), form, dimension))
+        taken = sum(r["count"] for r in subtracted)
+        rows = _without(rows, subtracted)
     links = ExplorerLinks(form.canonical_query())
     judgments = sum(r["count"] for r in rows)
     defers = sum(r["count"] for r in rows if r["human"] == "defer")
@@ -475,7 +508,11 @@ def report(form: TrialFilterForm, dimension_key: str = DEFAULT_DIMENSION) -> Rep
             i, j = GATE_LABELS.index(auto), HUMAN_LABELS.index(row["human"])
             overall[i][j] += row["count"]
             by_group[row["group"] or ""][i][j] += row["count"]
-        ranked = sorted(by_group.items(), key=lambda item: (-sum(map(sum, item[1])), item[0]))
+        # A group whose judgments were all left out counts none: not shown.
+        ranked = sorted(
+            ((value, counts) for value, counts in by_group.items() if sum(map(sum, counts))),
+            key=lambda item: (-sum(map(sum, item[1])), item[0]),
+        )
         shown, rest = ranked[:MAX_GROUPS], ranked[MAX_GROUPS:]
         results.append(
             ComparisonResult(
@@ -500,11 +537,13 @@ def report(form: TrialFilterForm, dimension_key: str = DEFAULT_DIMENSION) -> Rep
                 undecided=undecided,
             )
         )
-    reviewers = reviewer_agreement(form, links)
+    reviewers = reviewer_agreement(form, links, left_out)
     # Every matrix's κ interval is computed with the others, when the page first asks. No
     # judgment on a trial with two or more reviewers (the pairs say so): every judgment is a
     # trial of its own, and there is nothing to read.
-    batch = Intervals((lambda: multi_rated(form, dimension)) if reviewers.pairable else None)
+    batch = Intervals(
+        (lambda: multi_rated(form, dimension, left_out)) if reviewers.pairable else None
+    )
     batch.matrices = [
         *(m for result in results for m in (result.overall, *(g.matrix for g in result.groups))),
         *(pair.matrix for pair in reviewers.pairs),
@@ -517,10 +556,11 @@ def report(form: TrialFilterForm, dimension_key: str = DEFAULT_DIMENSION) -> Rep
         judgments=judgments,
         defers=defers,
         reviewers=reviewers,
+        left_out=taken,
     )
 
 
-def pair_counts(form: TrialFilterForm) -> list[PairRow]:
+def pair_counts(form: TrialFilterForm, left_out: Q | None = None) -> list[PairRow]:
     """(reviewer a, reviewer b, their usernames, a's judgment, b's judgment, raters on the
     trial, count).
 
@@ -529,11 +569,21 @@ def pair_counts(form: TrialFilterForm) -> list[PairRow]:
     so each pair of reviewers once) and with the number of reviewers on the trial, which
     Krippendorff's alpha needs to weigh each pair.
     """
+    if left_out is not None:
+        # The pairs of the trials left out, counted alike (a trial's pairs are all its own)
+        # and subtracted.
+        taken = _pairs_of(_left_out_judgments(form, left_out), form)
+        kept = pair_counts(form)
+        return kept + [(*row[:7], -row[7]) for row in taken]
     if _reads_tallies(form):
         rows = _tallies(form, PairTally, JobPairTally).values_list(*PAIR_COLUMNS)
         return [cast(PairRow, row) for row in rows]
+    return _pairs_of(counted(form), form)
+
+
+def _pairs_of(judgments: QuerySet[LatestJudgment], form: TrialFilterForm) -> list[PairRow]:
     field = form.counted_field
-    latest = counted(form).filter(**{f"{field}__in": HUMAN_LABELS}).order_by()
+    latest = judgments.filter(**{f"{field}__in": HUMAN_LABELS}).order_by()
     inner, params = latest.values("trial_id", "reviewer_id", field).query.sql_with_params()
     users = connection.ops.quote_name(User._meta.db_table)
     sql = f"""
@@ -556,8 +606,10 @@ def pair_counts(form: TrialFilterForm) -> list[PairRow]:
         return [cast(PairRow, tuple(row)) for row in cursor.fetchall()]
 
 
-def reviewer_agreement(form: TrialFilterForm, links: ExplorerLinks) -> ReviewerAgreement:
-    rows = pair_counts(form)
+def reviewer_agreement(
+    form: TrialFilterForm, links: ExplorerLinks, left_out: Q | None = None
+) -> ReviewerAgreement:
+    rows = pair_counts(form, left_out)
     coincidence = agreement.coincidences(
         ((a_j, b_j, m, n) for *_, a_j, b_j, m, n in rows), HUMAN_LABELS
     )
@@ -566,7 +618,10 @@ def reviewer_agreement(form: TrialFilterForm, links: ExplorerLinks) -> ReviewerA
     for a, b, a_name, b_name, a_j, b_j, _, n in rows:
         by_pair[(a, b)][HUMAN_LABELS.index(a_j)][HUMAN_LABELS.index(b_j)] += n
         names[a], names[b] = a_name, b_name
-    ranked = sorted(by_pair.items(), key=lambda item: (-sum(map(sum, item[1])), item[0]))
+    ranked = sorted(
+        ((pair, counts) for pair, counts in by_pair.items() if sum(map(sum, counts))),
+        key=lambda item: (-sum(map(sum, item[1])), item[0]),
+    )
     shown = ranked[:MAX_PAIRS]
     pairs = []
     for (a, b), counts in shown:
@@ -589,7 +644,9 @@ def reviewer_agreement(form: TrialFilterForm, links: ExplorerLinks) -> ReviewerA
     )
 
 
-def multi_rated(form: TrialFilterForm, dimension: Dimension) -> MultiRated:
+def multi_rated(
+    form: TrialFilterForm, dimension: Dimension, left_out: Q | None = None
+) -> MultiRated:
     """What the trials with two or more pass / fail judgments under the filter add to each
     gate matrix (overall and per group of `dimension`), for the cluster bootstrap.
 
@@ -599,9 +656,11 @@ def multi_rated(form: TrialFilterForm, dimension: Dimension) -> MultiRated:
     """
     field = form.counted_field
     gates = ("verifier", "judge_verdict", "scorer_verdict", dimension.key)
+    judgments = counted(form)
+    if left_out is not None:
+        judgments = judgments.exclude(trial__in=Trial.objects.filter(left_out).values("pk"))
     per_trial = (
-        counted(form)
-        .filter(**{f"{field}__in": HUMAN_LABELS})
+        judgments.filter(**{f"{field}__in": HUMAN_LABELS})
         .order_by()
         .values("trial_id", *gates)
         .annotate(

@@ -25,6 +25,7 @@ from typing import Any
 from django.db.models import OuterRef, Subquery, Sum
 
 from review.models import JobTally
+from review.science.exclusions import Exclusions
 from rewards import agreement
 from rewards.agreement import Degenerate, Interval, McNemar, NoInterval, PairedCounts
 from rewards.models import Job, Task, Trial
@@ -157,13 +158,15 @@ def _tied(row: dict[str, Any] | None) -> frozenset[str]:
     )
 
 
-def per_task(a: Job, b: Job) -> list[TaskOutcomes]:
+def per_task(a: Job, b: Job, left_out: Exclusions | None = None) -> list[TaskOutcomes]:
     """Every task of either run with its outcomes in A and B, by source and name.
 
     One query: the two jobs' kept tallies (`JobTally`, a few dozen rows per job) summed per
     job and task by the database, never their trials; the outcomes are read off those sums.
+    Trials `left_out` (`review.science.exclusions`) are taken off those sums; a task left
+    with no trial in a run was not run there.
     """
-    counters = sorted({c for o in OUTCOMES for c in (o.decided, o.passed)})
+    counters = sorted({"trials", *(c for o in OUTCOMES for c in (o.decided, o.passed))})
     rows = (
         JobTally.objects.filter(job__in=[a, b], trials__gt=0)
         .order_by()
@@ -175,6 +178,8 @@ def per_task(a: Job, b: Job) -> list[TaskOutcomes]:
     for row in rows:
         sides[row["job_id"]][row["task_id"]] = dict(row)
         names[row["task_id"]] = (row["task__source"], row["task__name"])
+    if left_out is not None:
+        _take_out(sides, left_out, counters)
 
     def outcomes(row: dict[str, Any] | None) -> dict[str, bool | None]:
         return {o.key: _passed(row[o.decided], row[o.passed]) if row else None for o in OUTCOMES}
@@ -192,7 +197,22 @@ def per_task(a: Job, b: Job) -> list[TaskOutcomes]:
             tied_b=_tied(sides[b.pk].get(task_id)),
         )
         for task_id, (source, name) in sorted(names.items(), key=lambda t: (t[1], t[0]))
+        if task_id in sides[a.pk] or task_id in sides[b.pk]
     ]
+
+
+def _take_out(
+    sides: dict[int, dict[int, dict[str, Any]]], left_out: Exclusions, counters: list[str]
+) -> None:
+    """Subtract the trials left out from each job's task sums; drop a task with none left."""
+    for (job_id, task_id), removed in left_out.by_job_task().items():
+        row = sides.get(job_id, {}).get(task_id)
+        if row is None:
+            continue
+        for name in counters:
+            row[name] += removed[name]
+        if not row["trials"]:
+            del sides[job_id][task_id]
 
 
 def paired(tasks: list[TaskOutcomes], key: str) -> PairedCounts:
@@ -222,8 +242,8 @@ def tied(tasks: list[TaskOutcomes], key: str) -> int:
     )
 
 
-def compare(a: Job, b: Job) -> Comparison:
-    tasks = per_task(a, b)
+def compare(a: Job, b: Job, left_out: Exclusions | None = None) -> Comparison:
+    tasks = per_task(a, b, left_out)
     results = []
     for outcome in OUTCOMES:
         counts = paired(tasks, outcome.key)

@@ -143,3 +143,47 @@ def rebuild(connection: Any) -> None:
             " SELECT a.trial_id, t.job_id, MIN(a.created_at) FROM review_annotation a"
             " JOIN rewards_trial t ON t.id = a.trial_id GROUP BY a.trial_id, t.job_id"
         )
+
+
+# --- what some trials add ------------------------------------------------------------------
+# A contribution row: the tally key with the task's name and source, then every counter.
+CONTRIBUTION_KEY = (
+    "job_id",
+    "task_id",
+    "task__name",
+    "task__source",
+    "agent_name",
+    "model_name",
+    "failure_mode",
+)
+
+
+def contributions(
+    connection: Any, job_ids: list[int], task_ids: list[int], trial_ids: list[int]
+) -> list[tuple[Any, ...]]:
+    """What the jobs' trials of the tasks `task_ids`, and the trials `trial_ids`, add to
+    the kept tallies, per tally key (`CONTRIBUTION_KEY`, then `COUNTER_NAMES`): one query
+    over those trials alone (the trial_task_id_idx index), counted by the same rules as the
+    triggers. Subtracted from the tallies, the figures without those trials.
+    """
+    chosen = []
+    params: list[Any] = list(job_ids)
+    if task_ids:
+        chosen.append(f"r.task_id IN ({', '.join(['%s'] * len(task_ids))})")
+        params.extend(task_ids)
+    if trial_ids:
+        chosen.append(f"r.id IN ({', '.join(['%s'] * len(trial_ids))})")
+        params.extend(trial_ids)
+    if not job_ids or not chosen:
+        return []
+    sums = ", ".join(f"SUM({expr.format(r='r', k='k')})" for _, expr in COUNTERS)
+    key = "r.job_id, r.task_id, k.name, k.source, r.agent_name, r.model_name, r.failure_mode"
+    sql = (
+        f"SELECT {key}, {sums} FROM rewards_trial r JOIN rewards_task k ON k.id = r.task_id"
+        f" WHERE r.job_id IN ({', '.join(['%s'] * len(job_ids))})"
+        " AND r.status NOT IN ('pending', 'running')"
+        f" AND ({' OR '.join(chosen)}) GROUP BY {key} ORDER BY {key}"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return [tuple(row) for row in cursor.fetchall()]

@@ -14,7 +14,8 @@ from typing import Any
 from django.db.models import Subquery, Sum
 
 from review.models import JobFacts, JobTally, job_facts
-from review.science import job_tallies
+from review.science import exclusions, job_tallies
+from review.science.exclusions import Exclusions
 from rewards.models import Job
 
 # Jobs per page of the jobs list (each job's figures are its kept tally rows, added up).
@@ -70,15 +71,23 @@ class Summary:
 class JobsPage:
     rows: list[tuple[Job, Summary, JobFacts]]  # each job with its summary and facts
     next_after: int | None  # the id to pass as `after` for the next page; None at the end
+    left_out: Exclusions | None = None  # the trials the summaries leave out
 
 
-def jobs_page(after: int | None = None, size: int = JOBS_PAGE, with_facts: bool = True) -> JobsPage:
+def jobs_page(
+    after: int | None = None,
+    size: int = JOBS_PAGE,
+    with_facts: bool = True,
+    included: frozenset[str] = frozenset(),
+) -> JobsPage:
     """Jobs by start, newest first (`Job.objects.by_start`), `size` of them after the job
     `after`, each with its summary and facts (agents, models, datasets).
 
     Three queries whatever the jobs' sizes: the page of jobs by keyset, then their kept
     tally rows (`review.science.job_tallies`, a few dozen a job) added up per job in SQL,
-    then the same rows' agents, models and datasets (unless `with_facts` is false).
+    then the same rows' agents, models and datasets (unless `with_facts` is false). The
+    trials left out by default (`review.science.exclusions`, unless `included`) are
+    subtracted: one more query when the jobs have any.
     """
     jobs = Job.objects.defer("config", "stats").by_start()
     if after is not None:
@@ -95,12 +104,21 @@ def jobs_page(after: int | None = None, size: int = JOBS_PAGE, with_facts: bool 
         .annotate(*(Sum(name) for name in job_tallies.COUNTER_NAMES))
         .values_list("job_id", *(f"{name}__sum" for name in job_tallies.COUNTER_NAMES))
     }
+    left_out = exclusions.for_jobs([job.pk for job in shown], included)
+    if left_out.left_out:
+        counters = {job.pk: _without(counters.get(job.pk), job.pk, left_out) for job in shown}
     facts = job_facts([job.pk for job in shown]) if with_facts else {}
     rows = [
         (job, Summary.of(counters.get(job.pk) or _summed([])), facts.get(job.pk, JobFacts()))
         for job in shown
     ]
-    return JobsPage(rows, shown[-1].pk if len(page) > size else None)
+    return JobsPage(rows, shown[-1].pk if len(page) > size else None, left_out)
+
+
+def _without(totals: dict[str, Any] | None, job_id: int, left_out: Exclusions) -> dict[str, Any]:
+    """A job's summed counters with the trials left out taken off."""
+    kept = [tuple(totals[name] for name in job_tallies.COUNTER_NAMES)] if totals else []
+    return _summed(kept + [row[5:] for row in left_out.job_rows(job_id)])
 
 
 def _summed(rows: list[tuple[Any, ...]]) -> dict[str, Any]:
@@ -156,18 +174,26 @@ def job_tally_rows(job: Job) -> list[tuple[Any, ...]]:
     )
 
 
-def job_breakdown(job: Job) -> JobBreakdown:
-    """The job's kept tally rows added up by task, by agent and model and by failure mode."""
-    return breakdown_of(job_tally_rows(job))
+def job_breakdown(job: Job, included: frozenset[str] = frozenset()) -> JobBreakdown:
+    """The job's kept tally rows added up by task, by agent and model and by failure mode,
+    without the trials left out by default (`review.science.exclusions`) unless `included`."""
+    left_out = exclusions.for_jobs([job.pk], included)
+    return breakdown_of(job_tally_rows(job) + left_out.job_rows(job.pk))
+
+
+def _counted[K](groups: dict[K, dict[str, Any]]) -> dict[K, dict[str, Any]]:
+    """The groups that still count a trial (rows of trials left out can empty a group:
+    `review.science.exclusions`)."""
+    return {key: counters for key, counters in groups.items() if counters["trials"]}
 
 
 def breakdown_of(rows: list[tuple[Any, ...]]) -> JobBreakdown:
     """A job's tally rows (`job_tally_rows`) added up by task, by agent and model and by
-    failure mode."""
+    failure mode; rows with negative counts (`review.science.exclusions`) take trials out."""
     totals = _summed([row[5:] for row in rows])
-    tasks = _grouped([((row[1], row[0]), row[5:]) for row in rows])
-    agents = _grouped([((row[2], row[3]), row[5:]) for row in rows])
-    modes = _grouped([(row[4], row[5:]) for row in rows if row[4]])
+    tasks = _counted(_grouped([((row[1], row[0]), row[5:]) for row in rows]))
+    agents = _counted(_grouped([((row[2], row[3]), row[5:]) for row in rows]))
+    modes = _counted(_grouped([(row[4], row[5:]) for row in rows if row[4]]))
     return JobBreakdown(
         summary=Summary.of(totals),
         totals=totals,

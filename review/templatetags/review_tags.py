@@ -202,6 +202,12 @@ _NAV: tuple[tuple[str, str, frozenset[str], str], ...] = (
     ("Compare", "review:compare", frozenset({"compare", "compare-trials"}), ""),
     ("Calibration", "review:calibration", frozenset({"calibration"}), "calibration"),
     (
+        "Defective tasks",
+        "review:defect-ledger",
+        frozenset({"defect-ledger", "defect-task", "defect-report"}),
+        "",
+    ),
+    (
         "Scenarios",
         "review:scenario-list",
         frozenset({"scenario-list", "scenario-detail"}),

@@ -4,6 +4,7 @@ each other, over any explorer filter."""
 from __future__ import annotations
 
 from django.contrib.auth.decorators import login_required
+from django.db.models import Q
 from django.http import HttpResponse
 from django.shortcuts import render
 from django.urls import reverse
@@ -12,8 +13,9 @@ from django.views.decorators.http import require_GET
 from review.filtering.form import TrialFilterForm, filter_errors
 from review.forms import AgreementForm
 from review.http import HttpRequest, with_query
+from review.pages.exclusion_note import judgment_note
 from review.roles import browse_required
-from review.science import agreement, figures
+from review.science import agreement, exclusions, figures
 
 
 @require_GET
@@ -22,17 +24,31 @@ from review.science import agreement, figures
 def agreement_page(request: HttpRequest) -> HttpResponse:
     form = TrialFilterForm(request.GET)
     page = AgreementForm(request.GET)
-    result = agreement.report(form, page.dimension)
+    left_out, applied, named = _left_out(request)
+    result = agreement.report(form, page.dimension, left_out)
+    # How many judgments the switch puts back: left out, the report says; else one count.
+    named_judgments = (
+        result.left_out
+        if left_out is not None
+        else agreement.left_out_count(form, named)
+        if named is not None
+        else 0
+    )
     query = form.canonical_query()
     query.pop("sort", None)
+    # The page's own links keep its switches (the explorer's does not: it has none).
+    switched = query.copy()
+    for a in applied:
+        if a.included:
+            switched[a.reason.param] = "1"
     dimensions = []
     for key, dimension in agreement.DIMENSIONS.items():
-        by_query = query.copy()
+        by_query = switched.copy()
         by_query["by"] = key
         dimensions.append((dimension, by_query.urlencode(), key == result.dimension.key))
     counted = []
     for value, label in (("", "Every reviewer's latest"), ("blind", "Blind annotations only")):
-        counted_query = query.copy()
+        counted_query = switched.copy()
         counted_query.pop("counted", None)
         if value:
             counted_query["counted"] = value
@@ -51,7 +67,19 @@ def agreement_page(request: HttpRequest) -> HttpResponse:
             "explorer_url": with_query(reverse("review:explorer"), query.urlencode()),
             "query": query.urlencode(),
             "min_units": agreement.MIN_TRIALS,
+            "note": judgment_note(applied, named_judgments, request.GET),
         },
+    )
+
+
+def _left_out(request: HttpRequest) -> tuple[Q | None, list[exclusions.Applied], Q | None]:
+    """The trials left out of the figures unless the page's switch says (a condition, or
+    None when nothing is), the reasons applied, and every trial they name (or None)."""
+    applied, named, active = exclusions.chosen(exclusions.SwitchForm(request.GET).included())
+    return (
+        exclusions.trials_of(active) if active else None,
+        applied,
+        exclusions.trials_of(named) if named else None,
     )
 
 
@@ -71,7 +99,7 @@ def agreement_csv(request: HttpRequest) -> HttpResponse:
             status=400,
             content_type="text/plain; charset=utf-8",
         )
-    report = agreement.report(form, page.dimension)
+    report = agreement.report(form, page.dimension, _left_out(request)[0])
     response = HttpResponse(
         figures.to_csv(figures.AGREEMENT_COLUMNS, figures.agreement_rows(report)),
         content_type="text/csv; charset=utf-8",

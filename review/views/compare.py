@@ -12,10 +12,11 @@ from django.views.decorators.http import require_GET
 from review.forms import AlignedPageForm, CompareForm
 from review.http import HttpRequest
 from review.pages import presenters
+from review.pages.exclusion_note import exclusion_note
 from review.roles import browse_required
-from review.science import calibration, compare, figures
+from review.science import calibration, compare, exclusions, figures
 from rewards import alignment
-from rewards.models import JudgeVerdict, ScorerResult, Trial, TrialDetail
+from rewards.models import Job, JudgeVerdict, ScorerResult, Trial, TrialDetail
 
 
 @require_GET
@@ -23,9 +24,12 @@ from rewards.models import JudgeVerdict, ScorerResult, Trial, TrialDetail
 @browse_required
 def compare_runs(request: HttpRequest) -> HttpResponse:
     form = CompareForm(request.GET or None)
-    result = (
-        compare.compare(form.cleaned_data["a"], form.cleaned_data["b"]) if form.is_valid() else None
-    )
+    result, note = None, None
+    if form.is_valid():
+        a, b = form.cleaned_data["a"], form.cleaned_data["b"]
+        left_out = _left_out(request, a, b)
+        result = compare.compare(a, b, left_out)
+        note = exclusion_note(left_out, request.GET)
     corrected = calibration.job_corrected_rates([result.a, result.b]) if result else {}
     return render(
         request,
@@ -34,6 +38,7 @@ def compare_runs(request: HttpRequest) -> HttpResponse:
             "form": form,
             "result": result,
             "max_flips": compare.MAX_FLIPS,
+            "note": note,
             "corrected": [
                 (job, corrected[job.pk]) for job in ((result.a, result.b) if result else ())
             ],
@@ -41,6 +46,11 @@ def compare_runs(request: HttpRequest) -> HttpResponse:
             "exact_below": compare.EXACT_BELOW,
         },
     )
+
+
+def _left_out(request: HttpRequest, a: Job, b: Job) -> exclusions.Exclusions:
+    """The trials of either run left out of the comparison unless the page's switch says."""
+    return exclusions.for_jobs([a.pk, b.pk], exclusions.SwitchForm(request.GET).included())
 
 
 # Aligned steps shown per page: a 2,000-step pair is ten pages, none reading a trajectory.
@@ -151,7 +161,8 @@ def compare_csv(request: HttpRequest) -> HttpResponse:
             status=400,
             content_type="text/plain; charset=utf-8",
         )
-    result = compare.compare(form.cleaned_data["a"], form.cleaned_data["b"])
+    a, b = form.cleaned_data["a"], form.cleaned_data["b"]
+    result = compare.compare(a, b, _left_out(request, a, b))
     response = HttpResponse(
         figures.to_csv(figures.COMPARE_COLUMNS, figures.compare_rows(result)),
         content_type="text/csv; charset=utf-8",

@@ -10,9 +10,10 @@ from django.views.decorators.http import require_GET
 from django.views.decorators.vary import vary_on_headers
 
 from review.http import HttpRequest, wants_fragment
+from review.pages.exclusion_note import exclusion_note
 from review.pages.job_figures import JobFigures
 from review.roles import browse_required
-from review.science import calibration, plots
+from review.science import calibration, exclusions, plots
 from review.science.stats import job_tally_rows, jobs_page
 from rewards.models import Job
 
@@ -30,11 +31,16 @@ def job_list(request: HttpRequest) -> HttpResponse:
     form = JobPageForm(request.GET)
     # A mangled `after` shows the newest jobs rather than an error.
     after = form.cleaned_data["after"] if form.is_valid() else None
-    page = jobs_page(after)
+    page = jobs_page(after, included=exclusions.SwitchForm(request.GET).included())
     return render(
         request,
         "review/job_list.html",
-        {"rows": page.rows, "next_after": page.next_after, "is_continuation": after is not None},
+        {
+            "rows": page.rows,
+            "next_after": page.next_after,
+            "is_continuation": after is not None,
+            "note": exclusion_note(page.left_out, request.GET) if page.left_out else None,
+        },
     )
 
 
@@ -49,12 +55,18 @@ def job_detail(request: HttpRequest, pk: int) -> HttpResponse:
         Job.objects.with_running().only("id", "name", "started_at", "imported_at"),
         pk=pk,
     )
+    # Trials left out by default (tasks confirmed defective), as rows that subtract their
+    # counts from the kept ones: the ledger's confirmed tasks, then, only when this job has
+    # trials of them, those trials' counts.
+    left_out = exclusions.for_jobs([job.pk], exclusions.SwitchForm(request.GET).included())
     # The figures' HTML is kept under the rows they come from (JobFigures.key): a kept
-    # page reads its two queries' rows and computes nothing else.
-    figures = JobFigures(job, job_tally_rows(job), plots.reviewed_by_day(job))
+    # page reads its queries' rows and computes nothing else.
+    rows = job_tally_rows(job) + left_out.job_rows(job.pk)
+    figures = JobFigures(job, rows, plots.reviewed_by_day(job))
     context = {
         "job": job,
         "figures": figures,
+        "note": exclusion_note(left_out, request.GET),
         # Beside the judge's pass rate, corrected for its measured error (not kept with the
         # figures: a new label anywhere can change it).
         "corrected_rates": calibration.job_corrected_rates([job])[job.pk],

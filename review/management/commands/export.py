@@ -1,17 +1,25 @@
-"""`manage.py export --format csv|jsonl|parquet|annotations|comments [--filter QS] [-o FILE]`."""
+"""`manage.py export --format csv|jsonl|parquet|annotations|comments [--filter QS] [-o FILE]`.
+
+Written to a file, an export gets its manifest beside it (`FILE.manifest.json`: what the
+pass rates leave out, and why; `review.science.exclusions.manifest`); a Parquet file also
+carries it in its metadata.
+"""
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 from typing import Any, BinaryIO
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.http import QueryDict
+from django.utils import timezone
 from tqdm import tqdm
 
-from review.exports import FORMATS
+from review.exports import FORMATS, export_stream
 from review.filtering.form import TrialFilterForm, filter_errors, filtered_trials
+from review.science import exclusions
 
 
 class Command(BaseCommand):
@@ -34,7 +42,11 @@ class Command(BaseCommand):
         if errors := filter_errors(form):
             raise CommandError("the filter is not valid: " + "; ".join(errors))
         export_format = FORMATS[options["format"]]
-        chunks = export_format.stream(filtered_trials(form))
+        trials = filtered_trials(form)
+        manifest = json.dumps(
+            exclusions.manifest(trials, options["filter"].lstrip("?"), timezone.now()), indent=2
+        )
+        chunks = export_stream(export_format.name, trials, manifest)
         output = options.get("output")
         progress = tqdm(
             desc=f"export {export_format.name}",
@@ -49,6 +61,7 @@ class Command(BaseCommand):
                 try:
                     with path.open("wb") as sink:
                         written = self._write(chunks, sink, progress)
+                    path.with_name(f"{path.name}.manifest.json").write_text(manifest + "\n")
                 except OSError as exc:
                     raise CommandError(f"cannot write {path}: {exc.strerror}") from exc
             else:
