@@ -114,11 +114,15 @@ def _page_query(query: str) -> Any:
     sort = form.current_sort
     cursor = form._value("after")
     after = decode_cursor(cursor, sort) if cursor else None
-    assert SORT_KEYS[sort.lstrip("-")].field != "id"
-    return first_rows_query(form.filter(ROWS.all()), sort, after, 51)
+    key = SORT_KEYS[sort.lstrip("-")]
+    assert key.field != "id"
+    rows = form.filter(ROWS.all())
+    if key.nullable:  # the segment of rows with a value, as `first_rows` reads it
+        rows = rows.filter(**{f"{key.field}__isnull": False})
+    return first_rows_query(rows, sort, after, 51)
 
 
-@pytest.mark.parametrize("sort", ["reward", "-reward", "agent", "-model"])
+@pytest.mark.parametrize("sort", ["reward", "-reward", "agent", "-model", "-started", "started"])
 def test_a_page_after_a_cursor_is_one_row_comparison(sort: str) -> None:
     f.make_trials(4)
     first = TrialFilterForm(QueryDict(f"sort={sort}")).page(ROWS.all(), size=2)
@@ -137,6 +141,10 @@ def test_a_page_after_a_cursor_is_one_row_comparison(sort: str) -> None:
         ("-reward", "trial_reward_id_idx"),
         ("agent", "trial_agent_id_idx"),
         ("-model", "trial_model_id_idx"),
+        # "Newest", the default: when the trial ran.
+        ("-started", "trial_started_id_idx"),
+        ("started", "trial_started_id_idx"),
+        ("", "trial_started_id_idx"),
     ],
 )
 def test_the_row_comparison_starts_the_sort_index_at_the_cursor(sort: str, index: str) -> None:

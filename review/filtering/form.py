@@ -13,6 +13,8 @@ from django.contrib.auth.models import User
 from django.db import connection
 from django.db.models import Exists, F, OuterRef, Q, QuerySet, Subquery
 from django.db.models.expressions import RawSQL
+from django.db.models.functions import Coalesce
+from django.db.models.lookups import IsNull
 from django.http import QueryDict
 
 from review.filtering.fields import (
@@ -33,6 +35,7 @@ from review.filtering.paging import (
     SORT_KEYS,
     CursorError,
     Page,
+    SortKey,
     decode_cursor,
     encode_cursor,
     first_rows,
@@ -477,7 +480,7 @@ class TrialFilterForm(forms.Form):
 
         return first(reverse), first(sort)
 
-    def neighbours(self) -> dict[str, Subquery]:
+    def neighbours(self) -> dict[str, Subquery | Coalesce]:
         """Annotations `previous_id` and `next_id`: the trials either side of the outer row.
 
         Each is a keyset probe in this filter's order: the first row strictly after (or,
@@ -497,10 +500,39 @@ class TrialFilterForm(forms.Form):
             rows = matching.filter(rows_after(key.field, value, pk, walk_descending))
             return Subquery(order_by_sort(rows, order).values("id")[:1])
 
+        if key.nullable:
+            return {
+                "next_id": self._first_after_nullable(matching, key, descending),
+                "previous_id": self._first_after_nullable(matching, key, not descending),
+            }
         return {
             "next_id": first_after(descending, sort),
             "previous_id": first_after(not descending, reverse),
         }
+
+    @staticmethod
+    def _first_after_nullable(
+        matching: QuerySet[Trial], key: SortKey, walk_descending: bool
+    ) -> Coalesce:
+        """`neighbours`' probe for a column that may be NULL, in `first_rows`' order: the
+        rows without a value count as the lowest, in id order. The probe reads the outer
+        row's own segment (with a value or without) from its place on, then, when that
+        runs out, the other segment from its start: two LIMIT 1 keyset subqueries, the
+        second read only when the first finds nothing."""
+        field = key.field
+        value, pk = OuterRef(field), OuterRef("pk")
+        outer_is_null = IsNull(value, True)
+        valued = matching.filter(**{f"{field}__isnull": False})
+        unvalued = matching.filter(**{f"{field}__isnull": True})
+        if walk_descending:  # the values high to low, then the rows without one
+            first = order_by_sort(valued.filter(rows_after(field, value, pk, True)), f"-{key.name}")
+            then = unvalued.filter(Q(IsNull(value, False)) | Q(id__lt=pk)).order_by("-id")
+        else:  # the rows without a value, then the values low to high
+            first = unvalued.filter(Q(outer_is_null) & Q(id__gt=pk)).order_by("id")
+            then = order_by_sort(
+                valued.filter(Q(outer_is_null) | rows_after(field, value, pk, False)), key.name
+            )
+        return Coalesce(Subquery(first.values("id")[:1]), Subquery(then.values("id")[:1]))
 
     def active_filters(self) -> list[tuple[str, str]]:
         """(label, value) for every filter in use, as a person reads them; the sort left out."""
