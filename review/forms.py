@@ -98,9 +98,17 @@ class TrialPageForm(forms.Form):
         self.is_valid()
         return getattr(self, "cleaned_data", {})
 
+    # The tab the page opens on when none was asked for: the trajectory, unless the view
+    # found the trial has none (`review.views.trial.opening_tab`).
+    opening_tab = DEFAULT_TAB
+
     @property
     def current_tab(self) -> str:
-        return self._cleaned().get("tab") or DEFAULT_TAB
+        return self._cleaned().get("tab") or self.opening_tab
+
+    @property
+    def tab_chosen(self) -> bool:
+        return bool(self._cleaned().get("tab"))
 
     @property
     def open_positions(self) -> set[int] | None:
