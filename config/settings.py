@@ -262,6 +262,12 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = int(os.environ.get("DATA_UPLOAD_MAX_MEMORY_SIZE", 
 # Limits that keep hostile artifacts from exhausting the importer (DESIGN §9).
 TRIALDESK_MAX_ARTIFACT_BYTES = int(os.environ.get("TRIALDESK_MAX_ARTIFACT_BYTES", str(8 << 20)))
 TRIALDESK_MAX_JSON_DEPTH = int(os.environ.get("TRIALDESK_MAX_JSON_DEPTH", "64"))
+# The staff upload page: the largest file it takes (a .jsonl bundle or a zipped job folder),
+# and the most a zip may unpack to (a zip bomb is refused before anything is written).
+TRIALDESK_UPLOAD_MAX_BYTES = int(os.environ.get("TRIALDESK_UPLOAD_MAX_BYTES", str(64 << 20)))
+TRIALDESK_UPLOAD_MAX_UNPACKED_BYTES = int(
+    os.environ.get("TRIALDESK_UPLOAD_MAX_UNPACKED_BYTES", str(512 << 20))
+)
 
 LOGGING = {
     "version": 1,

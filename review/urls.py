@@ -11,6 +11,7 @@ from review.views import (
     saved_views,
     scenarios,
     tokens,
+    uploads,
 )
 from review.views.exports import export
 
@@ -49,6 +50,8 @@ urlpatterns = [
     path("adjudication/", adjudication.adjudication_queue, name="adjudication-queue"),
     path("trials/<int:pk>/adjudicate/", adjudication.adjudicate, name="adjudicate"),
     path("trials/<int:pk>/blind/", blind.blind_review, name="blind-review"),
+    path("uploads/", uploads.upload, name="upload"),
+    path("uploads/<int:pk>/", uploads.upload_detail, name="upload-detail"),
     path("tokens/", tokens.token_list, name="tokens"),
     path("tokens/<int:pk>/revoke/", tokens.token_revoke, name="token-revoke"),
     path("compare/", compare.compare_runs, name="compare"),

@@ -992,6 +992,65 @@ class ScenarioVersion(models.Model):
         return f"{self.scenario.name} v{self.number}"
 
 
+class IngestUpload(models.Model):
+    """A `.jsonl` bundle or a zipped Harbor job folder uploaded by staff on the upload page,
+    ingested by a task worker (`rewards.uploads.ingest_upload`), never in the request.
+
+    The file is kept in the row until a worker has ingested it (a worker may run on another
+    machine), then dropped; the row keeps what the ingest reported.
+    """
+
+    class Kind(models.TextChoices):
+        BUNDLE = "jsonl", ".jsonl bundle"
+        ZIP = "zip", "zipped job folder"
+
+    class State(models.TextChoices):
+        QUEUED = "queued", "queued"
+        RUNNING = "running", "ingesting"
+        DONE = "done", "done"
+        FAILED = "failed", "failed"
+
+    # The file's name as uploaded: text from outside, shown escaped.
+    name = models.CharField(max_length=255)
+    kind = models.CharField(max_length=8, choices=Kind.choices)
+    size = models.PositiveBigIntegerField()
+    data = models.BinaryField(blank=True, editable=False)
+    uploaded_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="ingest_uploads",
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    state = models.CharField(max_length=8, choices=State.choices, default=State.QUEUED)
+    # The ingest summary's counts (`rewards.ingest.report.STATUSES`) and its lines.
+    counts = models.JSONField(default=dict, blank=True)
+    problems = models.PositiveIntegerField(default=0)  # trials stored with ingestion problems
+    lines = models.JSONField(default=list, blank=True)
+    job_names = models.JSONField(default=list, blank=True)  # the jobs its trials went to
+    # Why nothing could be ingested (an unsafe archive, a file that is no bundle…).
+    problem = models.TextField(blank=True)
+    task_id = models.CharField(max_length=64, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"upload {self.pk}"
+
+    @property
+    def is_pending(self) -> bool:
+        return self.state in (self.State.QUEUED, self.State.RUNNING)
+
+    @property
+    def stored(self) -> int:
+        """Trials stored by it, new or changed."""
+        return int(self.counts.get("ingested", 0)) + int(self.counts.get("updated", 0))
+
+
 # --- records and rows, both ways --------------------------------------------------------------
 # A bundle record's field and the column that stores it share a name: the writer (record →
 # row) and the export (row → record) both go by these functions, so a field added to a record

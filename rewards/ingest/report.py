@@ -49,9 +49,12 @@ class IngestReport:
     invalid: list[tuple[str, str]] = field(default_factory=list)
     unreadable: list[tuple[str, str]] = field(default_factory=list)
     with_problems: list[tuple[str, str]] = field(default_factory=list)
+    jobs: set[str] = field(default_factory=set)  # the jobs of the trials stored or unchanged
 
     def outcome(self, outcome: WriteOutcome, prepared: PreparedTrial | None = None) -> None:
         self.counts[outcome.status] += 1
+        if outcome.status != "invalid":
+            self.jobs.add(outcome.job)
         name = outcome.name
         if prepared is not None and prepared.where and not outcome.where:
             name = f"{name} ({prepared.where})"

@@ -121,6 +121,11 @@ class Command(BaseCommand):
         if follow:
             self._follow(paths, job, batch_size, max(0.05, float(options["interval"])))
 
+    def ingest_once(self, paths: list[str]) -> tuple[IngestReport, list[tuple[str, str]]]:
+        """One pass over the PATHs in this process, without a progress bar: what a task
+        worker runs for an upload (`rewards.uploads`); the paths that gave nothing named."""
+        return self._pass(paths, None, 500, 0, False, False)
+
     def _follow(self, paths: list[str], job: str | None, batch_size: int, interval: float) -> None:
         """Walk the PATHs again every `interval` seconds until stopped (Ctrl-C or SIGTERM,
         between two passes or inside one: a trial is stored whole or not at all)."""
