@@ -362,6 +362,12 @@ class Trial(models.Model):
             # Explorer: sort by when the trial ran ("newest first"), the id as keyset
             # tie-breaker; trials without a start time are read by id (paging.first_rows).
             models.Index(fields=["started_at", "id"], name="trial_started_id_idx"),
+            # Explorer, newest run first (the default): the trials without a start, after
+            # those with one, by id; only those rows, so however few they are among many,
+            # a page of them (or the trial page's next one) is one short index range.
+            models.Index(
+                fields=["-id"], name="trial_unstarted_idx", condition=Q(started_at__isnull=True)
+            ),
             # Explorer: sort by reward with the id as keyset tie-breaker.
             models.Index(fields=["reward", "id"], name="trial_reward_id_idx"),
             # Explorer filters on a single gate, walked newest first.

@@ -184,3 +184,30 @@ def test_the_explorer_reads_new_trials_and_a_job_that_appears(client: Client) ->
     later = f.make_trial(job="j-late-b")
     assert rows(f"job={missing}") == [later.pk, created.pk]
     assert client.get(f"/?job={missing}").status_code == 200
+
+
+@pytest.mark.parametrize("cursor", [False, True])
+def test_the_trials_without_a_start_are_read_by_their_own_partial_index(cursor: bool) -> None:
+    from review.filtering.paging import first_rows_query
+
+    for trial in f.make_trials(4):
+        Trial.objects.filter(pk=trial.pk).update(started_at=None)
+    rows = TrialFilterForm(QueryDict("")).filter(ROWS.all()).filter(started_at__isnull=True)
+    after = (
+        (None, Trial.objects.order_by("-id").values_list("id", flat=True)[1]) if cursor else None
+    )
+    sql, params = first_rows_query(rows, "-id", after, 51).query.sql_with_params()
+    with connection.cursor() as db:
+        if connection.vendor != "postgresql":
+            # SQLite reads `started_at IS NULL` as an equality: the (started_at, id) index
+            # gives those rows in id order as well.
+            db.execute(f"EXPLAIN QUERY PLAN {sql}", params)
+            plan = "\n".join(str(row[-1]) for row in db.fetchall())
+            assert "trial_unstarted_idx" in plan or "trial_started_id_idx (started_at=?" in plan
+            assert "TEMP B-TREE" not in plan  # no sort
+            return
+        db.execute("SET LOCAL enable_seqscan = off")
+        db.execute(f"EXPLAIN {sql}", params)
+        plan = "\n".join(line for (line,) in db.fetchall())
+    assert "trial_unstarted_idx" in plan
+    assert "Sort" not in plan

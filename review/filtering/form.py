@@ -515,24 +515,28 @@ class TrialFilterForm(forms.Form):
         matching: QuerySet[Trial], key: SortKey, walk_descending: bool
     ) -> Coalesce:
         """`neighbours`' probe for a column that may be NULL, in `first_rows`' order: the
-        rows without a value count as the lowest, in id order. The probe reads the outer
-        row's own segment (with a value or without) from its place on, then, when that
-        runs out, the other segment from its start: two LIMIT 1 keyset subqueries, the
-        second read only when the first finds nothing."""
+        rows without a value count as the lowest, in id order. Three LIMIT 1 keyset
+        subqueries, each read only when the ones before it found nothing: the outer row's
+        own segment (with a value, or without) from its place on, then the other segment
+        from its start. Each is one index range (no OR), whichever segment the row is in."""
         field = key.field
         value, pk = OuterRef(field), OuterRef("pk")
-        outer_is_null = IsNull(value, True)
         valued = matching.filter(**{f"{field}__isnull": False})
         unvalued = matching.filter(**{f"{field}__isnull": True})
         if walk_descending:  # the values high to low, then the rows without one
-            first = order_by_sort(valued.filter(rows_after(field, value, pk, True)), f"-{key.name}")
-            then = unvalued.filter(Q(IsNull(value, False)) | Q(id__lt=pk)).order_by("-id")
+            probes = [
+                # A comparison with NULL is never true: nothing for an outer row without one.
+                order_by_sort(valued.filter(rows_after(field, value, pk, True)), f"-{key.name}"),
+                unvalued.filter(IsNull(value, True), id__lt=pk).order_by("-id"),
+                unvalued.filter(IsNull(value, False)).order_by("-id"),
+            ]
         else:  # the rows without a value, then the values low to high
-            first = unvalued.filter(Q(outer_is_null) & Q(id__gt=pk)).order_by("id")
-            then = order_by_sort(
-                valued.filter(Q(outer_is_null) | rows_after(field, value, pk, False)), key.name
-            )
-        return Coalesce(Subquery(first.values("id")[:1]), Subquery(then.values("id")[:1]))
+            probes = [
+                unvalued.filter(IsNull(value, True), id__gt=pk).order_by("id"),
+                order_by_sort(valued.filter(rows_after(field, value, pk, False)), key.name),
+                order_by_sort(valued.filter(IsNull(value, True)), key.name),
+            ]
+        return Coalesce(*(Subquery(probe.values("id")[:1]) for probe in probes))
 
     def active_filters(self) -> list[tuple[str, str]]:
         """(label, value) for every filter in use, as a person reads them; the sort left out."""
