@@ -100,12 +100,19 @@ def test_a_safe_zip_unpacks_inside_its_folder(tmp_path: Path) -> None:
 # --- the page: who, CSRF, size, kind ----------------------------------------------------------
 def test_only_staff_reach_the_upload_page(client: Client) -> None:
     assert client.get("/uploads/")["Location"].startswith("/accounts/login/")
+    admin = f.make_user("admin", staff=True)
+    theirs = IngestUpload.objects.create(
+        name="b.jsonl", kind=IngestUpload.Kind.BUNDLE, size=1, uploaded_by=admin
+    )
     f.login(client, "rita", "reviewer", "analyst", "expert")
     assert client.get("/uploads/").status_code == 403
+    assert client.get(f"/uploads/{theirs.pk}/").status_code == 403
+    assert client.get(f"/uploads/{theirs.pk}/", headers={"HX-Request": "true"}).status_code == 403
     assert _post(client, "b.jsonl", _jsonl("t-1")).status_code == 403
-    assert IngestUpload.objects.count() == 0
-    f.login(client, "admin", staff=True)
+    assert IngestUpload.objects.count() == 1
+    client.force_login(admin)
     assert client.get("/uploads/").status_code == 200
+    assert client.put("/uploads/").status_code == 405
 
 
 def test_an_upload_without_its_csrf_token_is_refused() -> None:
@@ -270,3 +277,13 @@ def test_a_zip_bomb_upload_fails_in_the_worker_function(client: Client) -> None:
     assert "unpacks to more than" in upload.problem
     # A second run of the task leaves the finished upload alone.
     assert ingest_upload.call(upload.pk) == ""
+
+
+def test_an_uploaded_files_name_is_shown_as_text(client: Client) -> None:
+    f.login(client, "admin", staff=True)
+    _post(client, '<img src=x onerror="alert(1)">.jsonl', _jsonl("t-1"))
+    upload = IngestUpload.objects.get()
+    for url in ("/uploads/", f"/uploads/{upload.pk}/"):
+        html = client.get(url).content.decode()
+        assert "<img src=x" not in html
+        assert "&lt;img src=x onerror=&quot;alert(1)&quot;&gt;.jsonl" in html
