@@ -264,6 +264,12 @@ TRIALDESK_MAX_ARTIFACT_BYTES = int(os.environ.get("TRIALDESK_MAX_ARTIFACT_BYTES"
 TRIALDESK_MAX_JSON_DEPTH = int(os.environ.get("TRIALDESK_MAX_JSON_DEPTH", "64"))
 # The share of queue hand-outs that offer a gold trial first (review.claims), 0 to 1.
 TRIALDESK_GOLD_RATE = min(1.0, max(0.0, float(os.environ.get("TRIALDESK_GOLD_RATE", "0.1"))))
+# The staff upload page: the largest file it takes (a .jsonl bundle or a zipped job folder),
+# and the most a zip may unpack to (a zip bomb is refused before anything is written).
+TRIALDESK_UPLOAD_MAX_BYTES = int(os.environ.get("TRIALDESK_UPLOAD_MAX_BYTES", str(64 << 20)))
+TRIALDESK_UPLOAD_MAX_UNPACKED_BYTES = int(
+    os.environ.get("TRIALDESK_UPLOAD_MAX_UNPACKED_BYTES", str(512 << 20))
+)
 
 LOGGING = {
     "version": 1,

@@ -8,13 +8,16 @@ reviewer saw are set by the server, so a posted `reviewer` or `reward` has nowhe
 
 from __future__ import annotations
 
+import zipfile
 from functools import partial
 from typing import Any, cast
 
 from django import forms
+from django.conf import settings
 from django.contrib.auth.models import User
 from django.db.models import QuerySet
 from django.http import QueryDict
+from django.template.defaultfilters import filesizeformat
 
 from review import defects
 from review.filtering.fields import JobChoices, JobSelect, rendered_key
@@ -30,7 +33,7 @@ from review.models import (
     StepComment,
 )
 from review.science import agreement
-from rewards.models import Job, Task
+from rewards.models import IngestUpload, Job, Task
 
 MAX_CATEGORIES = 20
 MAX_CATEGORY_LENGTH = 64
@@ -167,9 +170,17 @@ class TrialPageForm(forms.Form):
         self.is_valid()
         return getattr(self, "cleaned_data", {})
 
+    # The tab the page opens on when none was asked for: the trajectory, unless the view
+    # found the trial has none (`review.views.trial.opening_tab`).
+    opening_tab = DEFAULT_TAB
+
     @property
     def current_tab(self) -> str:
-        return self._cleaned().get("tab") or DEFAULT_TAB
+        return self._cleaned().get("tab") or self.opening_tab
+
+    @property
+    def tab_chosen(self) -> bool:
+        return bool(self._cleaned().get("tab"))
 
     @property
     def open_positions(self) -> set[int] | None:
@@ -468,3 +479,51 @@ class DefectEntryForm(forms.Form):
 
     def clean_evidence(self) -> list[str]:
         return defects.clean_evidence(self.cleaned_data.get("evidence") or "", host=self.host)
+
+
+class UploadForm(forms.Form):
+    """The staff upload page: one `.jsonl` bundle or one zipped Harbor job folder, at most
+    `TRIALDESK_UPLOAD_MAX_BYTES`. Only its name and size are checked here; a worker reads it."""
+
+    file = forms.FileField(label="A .jsonl bundle or a zipped Harbor job folder")
+
+    def clean_file(self) -> Any:
+        upload = self.cleaned_data["file"]
+        limit = upload_limit()
+        if upload.size > limit:
+            raise forms.ValidationError(too_large_message(upload.size, limit))
+        kind = upload_kind(upload.name or "")
+        if kind is None:
+            raise forms.ValidationError(
+                "Upload a .jsonl bundle or a .zip of a Harbor job folder (the name says which)."
+            )
+        if kind == IngestUpload.Kind.ZIP and not zipfile.is_zipfile(upload):
+            raise forms.ValidationError("This file is not a zip archive.")
+        upload.seek(0)
+        return upload
+
+    @property
+    def kind(self) -> IngestUpload.Kind:
+        kind = upload_kind(self.cleaned_data["file"].name or "")
+        assert kind is not None
+        return kind
+
+
+def upload_limit() -> int:
+    return int(settings.TRIALDESK_UPLOAD_MAX_BYTES)
+
+
+def too_large_message(size: int, limit: int) -> str:
+    return (
+        f"This file is {filesizeformat(size)}; uploads are limited to {filesizeformat(limit)} "
+        "(TRIALDESK_UPLOAD_MAX_BYTES). Ingest a larger job with `manage.py ingest PATH`."
+    )
+
+
+def upload_kind(name: str) -> IngestUpload.Kind | None:
+    lowered = name.lower()
+    if lowered.endswith(".jsonl"):
+        return IngestUpload.Kind.BUNDLE
+    if lowered.endswith(".zip"):
+        return IngestUpload.Kind.ZIP
+    return None

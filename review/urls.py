@@ -15,6 +15,7 @@ from review.views import (
     saved_views,
     scenarios,
     tokens,
+    uploads,
 )
 from review.views.exports import export, export_manifest
 
@@ -67,6 +68,8 @@ urlpatterns = [
     path("trials/<int:pk>/adjudicate/", adjudication.adjudicate, name="adjudicate"),
     path("trials/<int:pk>/blind/", blind.blind_review, name="blind-review"),
     path("trials/<int:pk>/blind/comments/", blind.blind_comment, name="blind-comment"),
+    path("uploads/", uploads.upload, name="upload"),
+    path("uploads/<int:pk>/", uploads.upload_detail, name="upload-detail"),
     path("tokens/", tokens.token_list, name="tokens"),
     path("tokens/<int:pk>/revoke/", tokens.token_revoke, name="token-revoke"),
     path("compare/", compare.compare_runs, name="compare"),

@@ -362,6 +362,12 @@ class Trial(models.Model):
             # Explorer: sort by when the trial ran ("newest first"), the id as keyset
             # tie-breaker; trials without a start time are read by id (paging.first_rows).
             models.Index(fields=["started_at", "id"], name="trial_started_id_idx"),
+            # Explorer, newest run first (the default): the trials without a start, after
+            # those with one, by id; only those rows, so however few they are among many,
+            # a page of them (or the trial page's next one) is one short index range.
+            models.Index(
+                fields=["-id"], name="trial_unstarted_idx", condition=Q(started_at__isnull=True)
+            ),
             # Explorer: sort by reward with the id as keyset tie-breaker.
             models.Index(fields=["reward", "id"], name="trial_reward_id_idx"),
             # Explorer filters on a single gate, walked newest first.
@@ -990,6 +996,65 @@ class ScenarioVersion(models.Model):
 
     def __str__(self) -> str:
         return f"{self.scenario.name} v{self.number}"
+
+
+class IngestUpload(models.Model):
+    """A `.jsonl` bundle or a zipped Harbor job folder uploaded by staff on the upload page,
+    ingested by a task worker (`rewards.uploads.ingest_upload`), never in the request.
+
+    The file is kept in the row until a worker has ingested it (a worker may run on another
+    machine), then dropped; the row keeps what the ingest reported.
+    """
+
+    class Kind(models.TextChoices):
+        BUNDLE = "jsonl", ".jsonl bundle"
+        ZIP = "zip", "zipped job folder"
+
+    class State(models.TextChoices):
+        QUEUED = "queued", "queued"
+        RUNNING = "running", "ingesting"
+        DONE = "done", "done"
+        FAILED = "failed", "failed"
+
+    # The file's name as uploaded: text from outside, shown escaped.
+    name = models.CharField(max_length=255)
+    kind = models.CharField(max_length=8, choices=Kind.choices)
+    size = models.PositiveBigIntegerField()
+    data = models.BinaryField(blank=True, editable=False)
+    uploaded_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="ingest_uploads",
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    state = models.CharField(max_length=8, choices=State.choices, default=State.QUEUED)
+    # The ingest summary's counts (`rewards.ingest.report.STATUSES`) and its lines.
+    counts = models.JSONField(default=dict, blank=True)
+    problems = models.PositiveIntegerField(default=0)  # trials stored with ingestion problems
+    lines = models.JSONField(default=list, blank=True)
+    job_names = models.JSONField(default=list, blank=True)  # the jobs its trials went to
+    # Why nothing could be ingested (an unsafe archive, a file that is no bundle…).
+    problem = models.TextField(blank=True)
+    task_id = models.CharField(max_length=64, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"upload {self.pk}"
+
+    @property
+    def is_pending(self) -> bool:
+        return self.state in (self.State.QUEUED, self.State.RUNNING)
+
+    @property
+    def stored(self) -> int:
+        """Trials stored by it, new or changed."""
+        return int(self.counts.get("ingested", 0)) + int(self.counts.get("updated", 0))
 
 
 # --- records and rows, both ways --------------------------------------------------------------

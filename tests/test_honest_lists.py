@@ -145,7 +145,8 @@ def _walk(sort: str, size: int) -> list[str]:
     names: list[str] = []
     after = ""
     while True:
-        form = TrialFilterForm({"sort": sort, "after": after} if after else {"sort": sort})
+        data = {"sort": sort} if sort else {}
+        form = TrialFilterForm({**data, "after": after} if after else data)
         page = form.page(ROWS.all(), size=size)
         assert not form.errors
         names += [row["name"] for row in page.rows]
@@ -176,8 +177,24 @@ def test_the_explorer_says_it_is_sorted_by_start_and_shows_the_start_with_its_zo
     html = client.get("/?sort=-started").content.decode()
     assert "sorted by started, newest first" in html
     assert re.search(r"<time datetime=\"[^\"]+\">\d{4}-\d\d-\d\d \d\d:\d\d UTC</time>", html)
-    # The default order says what it is: the order of ingestion.
-    assert "sorted by ingested, newest first" in client.get("/").content.decode()
+    # "Newest" is the default order; the order of ingestion is a sort of its own.
+    assert "sorted by started, newest first" in client.get("/").content.decode()
+    assert "sorted by ingested, newest first" in client.get("/?sort=-id").content.decode()
+
+
+def test_the_default_order_is_when_the_trial_ran_not_when_it_was_ingested(
+    client: Client,
+) -> None:
+    f.login(client, "rita", "reviewer")
+    # Ingested late, run early; ingested early, run late; one never started.
+    for name, minutes in [("ran-late", 50), ("unstarted", None), ("ran-early", 5)]:
+        (trial,) = f.write(f.bundle(name=name))
+        started = None if minutes is None else f.START + timedelta(minutes=minutes)
+        Trial.objects.filter(pk=trial.pk).update(started_at=started)
+    html = client.get("/").content.decode()
+    names = re.findall(r'class="clip" href="/trials/\d+/[^"]*" title="([^"]+)"', html)
+    assert names == ["ran-late", "ran-early", "unstarted"]
+    assert _walk("", 1) == names
 
 
 # --- jobs: who ran them on what, their size and state, by start --------------------------------

@@ -13,7 +13,7 @@ import pytest
 from django.test import override_settings
 
 from rewards.ingest.files import ArtifactError, Limits, Root, loads_json, too_deep
-from rewards.management.commands.ingest import printable
+from rewards.ingest.report import printable
 from rewards.models import EvaluationResult, Trial, TrialDetail
 from tests.conftest import RecordCalls
 from tests.ingest_helpers import harbor_trial, ingest, write_files

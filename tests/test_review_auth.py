@@ -72,13 +72,14 @@ def test_the_users_roles_are_read_once_then_kept_in_the_cache(
     f.login(client, "rita", "reviewer", "analyst")
     f.make_trial()
     # The session from the cache, then: the user, their role groups (once, however many
-    # checks the page makes), the explorer's rows, their count, the newest jobs and their
-    # agents, models and datasets.
-    with django_assert_num_queries(6):
+    # checks the page makes), the explorer's rows (newest run first, then, the page not
+    # being full, those without a start), their count, the newest jobs and their agents,
+    # models and datasets.
+    with django_assert_num_queries(7):
         assert client.get("/").status_code == 200
-    # The next page: the user, the rows and their count; the roles and the jobs come from
-    # the cache.
-    with django_assert_num_queries(3):
+    # The next page: the user, the rows (two queries) and their count; the roles and the
+    # jobs come from the cache.
+    with django_assert_num_queries(4):
         assert client.get("/").status_code == 200
 
 

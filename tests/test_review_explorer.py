@@ -164,16 +164,19 @@ def test_the_explorer_runs_a_fixed_number_of_queries(
             annotations=[f.annotation(f"rev{n}") for n in range(i % 3)],
         )
     # 1 the user, 2 their role groups (then cached), 3 the page of trials (with job and
-    # task joined, LIMIT 51), 4 the count (a sum over the kept tallies), 5 the jobs for the
-    # job filter's <select> and 6 their agents, models and datasets (both then cached).
-    _explorer_queries(client, django_assert_num_queries, "/", 6)
+    # task joined, LIMIT 51) in the default order, newest run first, and 4 the trials
+    # without a start that come after them (read only because the page is not full yet),
+    # 5 the count (a sum over the kept tallies), 6 the jobs for the job filter's <select>
+    # and 7 their agents, models and datasets (both then cached).
+    _explorer_queries(client, django_assert_num_queries, "/", 7)
     # The roles and the job choices come from the cache now: the user, the page, the count.
     _explorer_queries(client, django_assert_num_queries, "/?sort=reward", 3)
     # Filtering by one of the cached newest jobs: the form finds it there; the count is a
     # capped probe of the matching ids (the error category is not tallied), and one EXISTS
-    # asks whether the job is still running (its rows then refresh themselves).
+    # asks whether the job is still running (its rows then refresh themselves); the page
+    # is not full, so the trials without a start are asked for too.
     job = Trial.objects.values_list("job_id", flat=True).first()
-    _explorer_queries(client, django_assert_num_queries, f"/?job={job}&error_category=x", 4)
+    _explorer_queries(client, django_assert_num_queries, f"/?job={job}&error_category=x", 5)
 
 
 def test_the_job_select_is_cached_and_follows_jobs_being_added_and_deleted(
@@ -207,9 +210,10 @@ def test_the_job_select_lists_at_most_the_newest_two_hundred_jobs(
     assert ">job-249 ·" in select
     assert ">job-000 ·" not in select
     # A job past the limit named in the URL is still selected (and filters): the form looks
-    # it up (1 the user, 2 the job, 3 the page of trials, 4 the count from the job's
-    # tallies, 5 whether the job is still running; the roles from the cache).
-    with django_assert_num_queries(5):
+    # it up (1 the user, 2 the job, 3 the page of trials, 4 those without a start (the page
+    # is not full), 5 the count from the job's tallies, 6 whether the job is still running;
+    # the roles from the cache).
+    with django_assert_num_queries(6):
         html = client.get(f"/?job={oldest.pk}").content.decode()
     select = html.split('name="job"')[1].split("</select>")[0]
     assert f'<option value="{oldest.pk}" selected>' in select

@@ -3,6 +3,7 @@ exception), the folder's files as downloads, and blind review of a trial with no
 
 from __future__ import annotations
 
+import re
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -96,6 +97,60 @@ def test_a_tab_with_nothing_to_show_says_so(
 ) -> None:
     f.login(client, "rita", "reviewer")
     assert empty in _tab(client, kind, tab)
+
+
+def _open_tab(html: str) -> str:
+    """The label of the tab the page shows open."""
+    strip = html.split('<nav class="tabs" aria-label="Artifacts">')[1].split("</nav>")[0]
+    found = re.search(r'aria-current="page">([^<]+)</a>', strip)
+    assert found, "no tab is open"
+    return found.group(1)
+
+
+@pytest.mark.parametrize(
+    ("kind", "opens_on", "shown"),
+    [
+        ("trajectory", "Trajectory", "<strong>City"),
+        # No trajectory: the agent's own logs, not an empty Trajectory tab.
+        ("logs-only", "Agent logs", "<code>agent/claude-code.txt</code>"),
+        ("timeout", "Agent logs", "tail -f /var/log/audit.log"),
+    ],
+)
+def test_a_trial_opens_on_its_trajectory_or_else_its_agent_logs(
+    client: Client, desk: dict[str, Path], kind: str, opens_on: str, shown: str
+) -> None:
+    f.login(client, "rita", "reviewer")
+    html = client.get(f"/trials/{_trial(kind).pk}/").content.decode()
+    assert _open_tab(html) == opens_on
+    assert shown in html
+    # Asked for, the Trajectory tab still opens, and says where the logs are.
+    if kind != "trajectory":
+        asked = _tab(client, kind, "trajectory")
+        assert _open_tab(asked) == "Trajectory"
+        assert "No trajectory was recorded for this trial" in asked
+        assert f'href="/trials/{_trial(kind).pk}/?tab=agent-logs#tabs"' in asked
+
+
+def test_a_trial_with_neither_trajectory_nor_agent_logs_opens_on_its_trial_log(
+    client: Client, desk: dict[str, Path]
+) -> None:
+    f.login(client, "rita", "reviewer")
+    shutil.rmtree(desk["logs-only"] / "agent")
+    html = client.get(f"/trials/{_trial('logs-only').pk}/").content.decode()
+    assert _open_tab(html) == "Trial log"
+    # Without a trial log either, the Trajectory tab says there is none.
+    (desk["logs-only"] / "trial.log").unlink()
+    html = client.get(f"/trials/{_trial('logs-only').pk}/").content.decode()
+    assert _open_tab(html) == "Trajectory"
+    assert "No trajectory was recorded for this trial" in html
+
+
+def test_a_trial_from_no_folder_without_trajectory_opens_on_the_trajectory_tab(
+    client: Client,
+) -> None:
+    f.login(client, "rita", "reviewer")
+    trial = f.make_trial(name="from-a-bundle")
+    assert _open_tab(client.get(f"/trials/{trial.pk}/").content.decode()) == "Trajectory"
 
 
 def test_the_header_shows_the_exception_message_beside_its_type(

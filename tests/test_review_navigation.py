@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from datetime import timedelta
+from itertools import pairwise
 from typing import Any
 
 import pytest
@@ -145,6 +147,43 @@ def test_without_a_filter_the_neighbours_are_the_explorer_default_newest_first(
         "prev": f"/trials/{mixed[4].pk}/?tab=trajectory",
         "next": f"/trials/{mixed[2].pk}/?tab=trajectory",
     }
+
+
+@pytest.fixture
+def run_times() -> list[Trial]:
+    """Trials ingested in another order than they ran: two started at the same minute, two
+    never started (a start time is optional), judge FAIL and PASS mixed."""
+    trials = []
+    for i, minutes in enumerate([20, None, 30, 10, None, 20, 40]):
+        trial = f.make_trial(name=f"r{i}", judges=[f.judge("FAIL" if i % 3 else "PASS")])
+        started = None if minutes is None else f.START + timedelta(minutes=minutes)
+        Trial.objects.filter(pk=trial.pk).update(started_at=started)
+        trials.append(trial)
+    return trials
+
+
+@pytest.mark.parametrize(
+    "query", ["", "sort=-started", "sort=started", "sort=-started&judge_verdict=FAIL"]
+)
+def test_next_and_previous_walk_the_run_order_with_unstarted_trials_last(
+    client: Client, run_times: list[Trial], query: str
+) -> None:
+    f.login(client, "rita", "reviewer")
+    listed = _explorer_names(client, query)
+    if query in ("", "sort=-started"):
+        # Newest run first, ties by id, newest first; never started: after, newest first.
+        assert listed == ["r6", "r2", "r5", "r0", "r3", "r4", "r1"]
+    first = re.search(
+        r'class="clip" href="(/trials/\d+/[^"]*)"', client.get(f"/?{query}").content.decode()
+    )
+    assert first
+    assert _walk(client, first.group(1).replace("&amp;", "&")) == listed
+    # Previous walks the same list backwards, across the unstarted ones too.
+    by_name = {t.name: t for t in run_times}
+    for before, here in pairwise(listed):
+        suffix = f"?{query}&tab=trajectory" if query else "?tab=trajectory"
+        html = client.get(f"/trials/{by_name[here].pk}/{suffix}").content.decode()
+        assert _nav_links(html)["prev"].startswith(f"/trials/{by_name[before].pk}/")
 
 
 def test_the_links_carry_the_hotkeys_the_keyboard_script_reads(

@@ -114,11 +114,15 @@ def _page_query(query: str) -> Any:
     sort = form.current_sort
     cursor = form._value("after")
     after = decode_cursor(cursor, sort) if cursor else None
-    assert SORT_KEYS[sort.lstrip("-")].field != "id"
-    return first_rows_query(form.filter(ROWS.all()), sort, after, 51)
+    key = SORT_KEYS[sort.lstrip("-")]
+    assert key.field != "id"
+    rows = form.filter(ROWS.all())
+    if key.nullable:  # the segment of rows with a value, as `first_rows` reads it
+        rows = rows.filter(**{f"{key.field}__isnull": False})
+    return first_rows_query(rows, sort, after, 51)
 
 
-@pytest.mark.parametrize("sort", ["reward", "-reward", "agent", "-model"])
+@pytest.mark.parametrize("sort", ["reward", "-reward", "agent", "-model", "-started", "started"])
 def test_a_page_after_a_cursor_is_one_row_comparison(sort: str) -> None:
     f.make_trials(4)
     first = TrialFilterForm(QueryDict(f"sort={sort}")).page(ROWS.all(), size=2)
@@ -137,6 +141,10 @@ def test_a_page_after_a_cursor_is_one_row_comparison(sort: str) -> None:
         ("-reward", "trial_reward_id_idx"),
         ("agent", "trial_agent_id_idx"),
         ("-model", "trial_model_id_idx"),
+        # "Newest", the default: when the trial ran.
+        ("-started", "trial_started_id_idx"),
+        ("started", "trial_started_id_idx"),
+        ("", "trial_started_id_idx"),
     ],
 )
 def test_the_row_comparison_starts_the_sort_index_at_the_cursor(sort: str, index: str) -> None:
@@ -176,3 +184,30 @@ def test_the_explorer_reads_new_trials_and_a_job_that_appears(client: Client) ->
     later = f.make_trial(job="j-late-b")
     assert rows(f"job={missing}") == [later.pk, created.pk]
     assert client.get(f"/?job={missing}").status_code == 200
+
+
+@pytest.mark.parametrize("cursor", [False, True])
+def test_the_trials_without_a_start_are_read_by_their_own_partial_index(cursor: bool) -> None:
+    from review.filtering.paging import first_rows_query
+
+    for trial in f.make_trials(4):
+        Trial.objects.filter(pk=trial.pk).update(started_at=None)
+    rows = TrialFilterForm(QueryDict("")).filter(ROWS.all()).filter(started_at__isnull=True)
+    after = (
+        (None, Trial.objects.order_by("-id").values_list("id", flat=True)[1]) if cursor else None
+    )
+    sql, params = first_rows_query(rows, "-id", after, 51).query.sql_with_params()
+    with connection.cursor() as db:
+        if connection.vendor != "postgresql":
+            # SQLite reads `started_at IS NULL` as an equality: the (started_at, id) index
+            # gives those rows in id order as well.
+            db.execute(f"EXPLAIN QUERY PLAN {sql}", params)
+            plan = "\n".join(str(row[-1]) for row in db.fetchall())
+            assert "trial_unstarted_idx" in plan or "trial_started_id_idx (started_at=?" in plan
+            assert "TEMP B-TREE" not in plan  # no sort
+            return
+        db.execute("SET LOCAL enable_seqscan = off")
+        db.execute(f"EXPLAIN {sql}", params)
+        plan = "\n".join(line for (line,) in db.fetchall())
+    assert "trial_unstarted_idx" in plan
+    assert "Sort" not in plan

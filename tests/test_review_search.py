@@ -45,10 +45,10 @@ def test_explorer_search_lists_only_matching_trials(
     f.make_trial(name="alpha-1", task="voltage-drop")
     f.make_trial(name="beta-2", task="wire-gauge")
     client.get("/")  # the job choices are cached from here on
-    # 1 the user, 2 the tasks whose name matches, 3 the page of trials, then the count:
-    # 4 the matching tasks again and 5 a capped probe of the matching ids (the roles from
-    # the cache).
-    with django_assert_num_queries(5):
+    # 1 the user, 2 the tasks whose name matches, 3 the page of trials and 4 those without a
+    # start (the page is not full), then the count: 5 the matching tasks again and 6 a
+    # capped probe of the matching ids (the roles from the cache).
+    with django_assert_num_queries(6):
         html = client.get("/?q=wire").content.decode()
     assert "beta-2" in html
     assert "alpha-1" not in html

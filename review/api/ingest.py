@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections import Counter
 from typing import Annotated, Any, Literal
 
 from django.http import HttpRequest
@@ -21,6 +20,8 @@ from review.api.ninja import (
 from rewards.formats import NOT_FAST, loads_fast
 from rewards.ingest.bundles import ENVELOPE_DEPTH, drop_refused, with_problems
 from rewards.ingest.files import ArtifactError, Limits
+from rewards.ingest.prepared import PreparedTrial, prepare_or_refuse
+from rewards.ingest.report import IngestReport, stored_as_invalid
 from rewards.ingest.storable import loads_marked, mend
 from rewards.ingest.writer import BundleWriter
 from rewards.schemas import IngestProblem, TrialBundle
@@ -176,9 +177,26 @@ def _read(raw: bytes, max_depth: int) -> tuple[Any, list[list[IngestProblem]] | 
 )
 def ingest_bundles(request: HttpRequest) -> IngestOut:
     """One TrialBundle or a list of up to 1000, stored as `manage.py ingest` stores a .jsonl
-    file: atomic per trial and idempotent (the same bundle again is `unchanged`)."""
-    outcomes = BundleWriter().write_many(parse_bundles(request.body))
-    counts = Counter(o.status for o in outcomes)
+    file: atomic per trial and idempotent (the same bundle again is `unchanged`). The counts
+    are the command's summary: a trial stored with its reward rejected counts as invalid
+    too (its result's reason says so)."""
+    prepared = [prepare_or_refuse(b) for b in parse_bundles(request.body)]
+    outcomes = BundleWriter().write_prepared(prepared)
+    report = IngestReport()
+    results = []
+    for outcome, one in zip(outcomes, prepared, strict=True):
+        trial = one if isinstance(one, PreparedTrial) else None
+        report.outcome(outcome, trial)
+        results.append(
+            IngestResult(
+                status=outcome.status,
+                job=outcome.job,
+                trial=outcome.trial,
+                trial_id=outcome.trial_id,
+                reason=outcome.reason or stored_as_invalid(outcome, trial),
+            )
+        )
+    counts = report.counts
     return IngestOut(
         counts=IngestCounts(
             ingested=counts["ingested"],
@@ -186,10 +204,5 @@ def ingest_bundles(request: HttpRequest) -> IngestOut:
             updated=counts["updated"],
             invalid=counts["invalid"],
         ),
-        results=[
-            IngestResult(
-                status=o.status, job=o.job, trial=o.trial, trial_id=o.trial_id, reason=o.reason
-            )
-            for o in outcomes
-        ],
+        results=results,
     )

@@ -13,6 +13,8 @@ from django.contrib.auth.models import User
 from django.db import connection
 from django.db.models import Exists, F, OuterRef, Q, QuerySet, Subquery
 from django.db.models.expressions import RawSQL
+from django.db.models.functions import Coalesce
+from django.db.models.lookups import IsNull
 from django.http import QueryDict
 
 from review.filtering.fields import (
@@ -33,6 +35,7 @@ from review.filtering.paging import (
     SORT_KEYS,
     CursorError,
     Page,
+    SortKey,
     decode_cursor,
     encode_cursor,
     first_rows,
@@ -480,7 +483,7 @@ class TrialFilterForm(forms.Form):
 
         return first(reverse), first(sort)
 
-    def neighbours(self) -> dict[str, Subquery]:
+    def neighbours(self) -> dict[str, Subquery | Coalesce]:
         """Annotations `previous_id` and `next_id`: the trials either side of the outer row.
 
         Each is a keyset probe in this filter's order: the first row strictly after (or,
@@ -500,10 +503,43 @@ class TrialFilterForm(forms.Form):
             rows = matching.filter(rows_after(key.field, value, pk, walk_descending))
             return Subquery(order_by_sort(rows, order).values("id")[:1])
 
+        if key.nullable:
+            return {
+                "next_id": self._first_after_nullable(matching, key, descending),
+                "previous_id": self._first_after_nullable(matching, key, not descending),
+            }
         return {
             "next_id": first_after(descending, sort),
             "previous_id": first_after(not descending, reverse),
         }
+
+    @staticmethod
+    def _first_after_nullable(
+        matching: QuerySet[Trial], key: SortKey, walk_descending: bool
+    ) -> Coalesce:
+        """`neighbours`' probe for a column that may be NULL, in `first_rows`' order: the
+        rows without a value count as the lowest, in id order. Three LIMIT 1 keyset
+        subqueries, each read only when the ones before it found nothing: the outer row's
+        own segment (with a value, or without) from its place on, then the other segment
+        from its start. Each is one index range (no OR), whichever segment the row is in."""
+        field = key.field
+        value, pk = OuterRef(field), OuterRef("pk")
+        valued = matching.filter(**{f"{field}__isnull": False})
+        unvalued = matching.filter(**{f"{field}__isnull": True})
+        if walk_descending:  # the values high to low, then the rows without one
+            probes = [
+                # A comparison with NULL is never true: nothing for an outer row without one.
+                order_by_sort(valued.filter(rows_after(field, value, pk, True)), f"-{key.name}"),
+                unvalued.filter(IsNull(value, True), id__lt=pk).order_by("-id"),
+                unvalued.filter(IsNull(value, False)).order_by("-id"),
+            ]
+        else:  # the rows without a value, then the values low to high
+            probes = [
+                unvalued.filter(IsNull(value, True), id__gt=pk).order_by("id"),
+                order_by_sort(valued.filter(rows_after(field, value, pk, False)), key.name),
+                order_by_sort(valued.filter(IsNull(value, True)), key.name),
+            ]
+        return Coalesce(*(Subquery(probe.values("id")[:1]) for probe in probes))
 
     def active_filters(self) -> list[tuple[str, str]]:
         """(label, value) for every filter in use, as a person reads them; the sort left out."""

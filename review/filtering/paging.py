@@ -51,7 +51,9 @@ SORT_KEYS = {
         SortKey("job", "job__name", str, "Job"),
     )
 }
-DEFAULT_SORT = "-id"
+# "Newest first" is when the trial ran, as a Harbor user reads it (trials without a start
+# after those with one); the order of ingestion is the sort "-id".
+DEFAULT_SORT = "-started"
 
 
 class CursorError(ValueError):

@@ -214,6 +214,7 @@ _NAV: tuple[tuple[str, str, frozenset[str], str], ...] = (
         "manage",
     ),
     ("Batches", "review:batch-list", frozenset({"batch-list", "batch-detail"}), "manage"),
+    ("Upload", "review:upload", frozenset({"upload", "upload-detail"}), "manage"),
     ("Admin", "admin:index", frozenset(), "manage"),
 )
 

@@ -16,7 +16,7 @@ from review.choices import job_choices
 from review.filtering.form import TrialFilterForm
 from review.http import HttpRequest, wants_fragment, with_query
 from review.pages.trial_list import ROWS, columns_for, filter_chips, sorted_by
-from review.roles import browse_required, can_annotate, can_export
+from review.roles import browse_required, can_annotate, can_export, can_ingest
 from review.science import counting
 from rewards.models import Job, Trial
 
@@ -63,6 +63,7 @@ def explorer(request: HttpRequest) -> HttpResponse:
     if count is not None and count.exact == 0 and not form.is_filtered and not job_choices():
         # An empty database: how to bring trials in, not an explorer of nothing. (A job
         # without trials yet, just started, is listed: its trials are on their way.)
+        context["can_ingest"] = can_ingest(request.user)  # staff get the upload page
         return render(request, "review/welcome.html", context)
     if not wants_fragment(request):
         return render(request, "review/explorer.html", context)

@@ -20,6 +20,7 @@ from django.views.decorators.vary import vary_on_headers
 from review import adjudication, guidelines
 from review.filtering.form import TrialFilterForm
 from review.forms import (
+    DEFAULT_TAB,
     STEP_KIND_CHOICES,
     TAB_CHOICES,
     AnnotationForm,
@@ -216,6 +217,26 @@ def _tab_context(
             current.raw_artifacts if current else None
         )
     return context
+
+
+def opening_tab(trial: Trial) -> str:
+    """The tab a trial page opens on when none was asked for: the trajectory, or, for a
+    trial without one (half of Harbor's trials), the agent's logs, else Harbor's trial log,
+    so the page opens on evidence. The trial was read with the trajectory's tab blobs; the
+    logs come from its folder, no row more."""
+    detail = _detail_of(trial)
+    raw = detail.trajectory if detail else None
+    if raw is not None and reports.steps(raw) != []:
+        return DEFAULT_TAB  # steps, or something to show as it is
+    try:
+        folder = TrialFolder(trial.source_path, step_order=step_order(trial.timings))
+    except TrialFolderGone:
+        return DEFAULT_TAB  # the tab says there is none and where the logs would be
+    if folder.agent_logs():
+        return "agent-logs"
+    if folder.trial_log() is not None:
+        return "trial-log"
+    return DEFAULT_TAB
 
 
 # The tabs that read the trial's folder, and what each reads of it.
@@ -436,6 +457,8 @@ def trial_detail(request: HttpRequest, pk: int) -> HttpResponse:
     filters = TrialFilterForm(request.GET)
     state = TrialPageForm(request.GET)
     trial = _get_trial_for(request, pk, around=filters, tab=state.current_tab)
+    if not state.tab_chosen:
+        state.opening_tab = opening_tab(trial)
     nav = TrialNav.of(filters, state, trial)
     if wants_fragment(request):
         # The tabs are the page's only htmx GET: swap the tab strip and its panel, and the

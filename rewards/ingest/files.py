@@ -335,14 +335,7 @@ class Folder:
         that climbs out of this folder with `..` raises ArtifactError; a folder on the way
         that does not exist gives None (the file is missing).
         """
-        if "\x00" in path:
-            raise ArtifactError("the path contains a NUL character")
-        normal = posixpath.normpath(path.replace("\\", "/").lstrip("/"))
-        if normal == ".." or normal.startswith("../"):
-            raise ArtifactError("the path leads outside the trial directory")
-        parts = [part for part in normal.split("/") if part not in ("", ".")]
-        if not parts:
-            raise ArtifactError("the path names no file")
+        parts = relative_parts(path)
         folder = self
         for part in parts[:-1]:
             child = folder.child(part)
@@ -350,6 +343,22 @@ class Folder:
                 return None
             folder = child
         return folder, parts[-1]
+
+
+def relative_parts(path: str) -> list[str]:
+    """The parts of a path named by hostile input, relative to the folder it is read in: a
+    leading `/` dropped, `\\` read as `/`; ArtifactError for a NUL, for a path that climbs
+    out with `..`, and for one that names nothing. `Folder.locate` and the unpacking of an
+    uploaded zip (`rewards.ingest.archive`) go by it."""
+    if "\x00" in path:
+        raise ArtifactError("the path contains a NUL character")
+    normal = posixpath.normpath(path.replace("\\", "/").lstrip("/"))
+    if normal == ".." or normal.startswith("../"):
+        raise ArtifactError("the path leads outside the trial directory")
+    parts = [part for part in normal.split("/") if part not in ("", ".")]
+    if not parts:
+        raise ArtifactError("the path names no file")
+    return parts
 
 
 # --- what a reader says when it cannot produce a bundle -------------------------------------

@@ -27,7 +27,7 @@ from typing import Any
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from rewards.management.commands.ingest import printable
+from rewards.ingest.report import printable
 from rewards.management.commands.score import summary_line
 from rewards.models import Trial
 from rewards.scoring import judge

@@ -34,10 +34,8 @@ import os
 import signal
 import sys
 import time
-from collections import Counter
 from collections.abc import Iterator, Sequence
 from contextlib import closing
-from dataclasses import dataclass, field
 from types import FrameType
 from typing import Any
 from uuid import UUID
@@ -51,6 +49,7 @@ from rewards.ingest.files import Problem
 from rewards.ingest.outcomes import WriteOutcome
 from rewards.ingest.pool import ItemReader, cycle_collector_paused, default_workers
 from rewards.ingest.prepared import PreparedTrial
+from rewards.ingest.report import IngestReport, printable
 from rewards.ingest.writer import BundleWriter, StoredFingerprints
 from rewards.models import UNFINISHED, Trial
 from rewards.schemas import JobRecord
@@ -59,82 +58,6 @@ log = logging.getLogger(__name__)
 
 # With --follow: every this many looks, finished trials are looked at again too.
 RECHECK_EVERY = 30
-STATUSES = ("ingested", "unchanged", "updated", "invalid", "unreadable")
-LINE_LIMIT = 500
-# Trials stored with ingestion problems named one per line; the rest are counted (the
-# explorer's "Has ingestion problems" filter lists them all).
-PROBLEM_LINES = 20
-# Characters a terminal would act on (C0/C1 controls, DEL) or that reorder text (bidi
-# controls): names and reasons come from agent-written files, so they are shown escaped.
-_BIDI = "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
-
-
-def printable(text: str, limit: int = LINE_LIMIT) -> str:
-    """Text safe to print to a terminal: controls escaped, length bounded."""
-    out = []
-    for char in text[: limit + 1]:
-        if char in _BIDI or (not char.isprintable() and char != " "):
-            out.append(char.encode("unicode_escape").decode("ascii"))
-        else:
-            out.append(char)
-    clipped = "".join(out)
-    return clipped[:limit] + "…" if len(text) > limit else clipped
-
-
-@dataclass
-class IngestReport:
-    counts: Counter[str] = field(default_factory=Counter)
-    invalid: list[tuple[str, str]] = field(default_factory=list)
-    unreadable: list[tuple[str, str]] = field(default_factory=list)
-    with_problems: list[tuple[str, str]] = field(default_factory=list)
-
-    def outcome(self, outcome: WriteOutcome, prepared: PreparedTrial | None = None) -> None:
-        self.counts[outcome.status] += 1
-        name = outcome.name
-        if prepared is not None and prepared.where and not outcome.where:
-            name = f"{name} ({prepared.where})"
-        if outcome.status == "invalid":
-            self.invalid.append((name, outcome.reason))
-            return
-        if outcome.status == "unchanged" or prepared is None:
-            return
-        if prepared.rejected:
-            # Stored, but not valid (a rejected reward is stored as 0, the reason in its
-            # errors): counted invalid, as the explorer's validity filter counts it.
-            self.counts["invalid"] += 1
-            self.invalid.append((name, f"stored as invalid: {prepared.rejected}"))
-        if prepared.problems:
-            self.with_problems.append((name, prepared.first_problem))
-
-    def problem(self, problem: Problem) -> None:
-        self.counts[problem.kind] += 1
-        target = self.invalid if problem.kind == "invalid" else self.unreadable
-        target.append((problem.name, problem.reason))
-
-    def changes(self) -> str:
-        """What a pass of `--follow` changed, in one line ('' for nothing)."""
-        counts = [f"{status} {self.counts[status]}" for status in STATUSES[:4]]
-        if not (self.counts["ingested"] or self.counts["updated"] or self.counts["invalid"]):
-            return ""
-        names = [printable(name, 80) for name, _ in self.invalid[:3]]
-        return ", ".join(counts) + (f" ({'; '.join(names)})" if names else "")
-
-    def lines(self) -> list[str]:
-        head = ", ".join(f"{status} {self.counts[status]}" for status in STATUSES)
-        lines = [f"Summary: {head}"]
-        for name, reason in self.invalid:
-            lines.append(f"invalid: {printable(name)}: {printable(reason)}")
-        for name, reason in self.unreadable:
-            lines.append(f"unreadable: {printable(name)}: {printable(reason)}")
-        for name, reason in self.with_problems[:PROBLEM_LINES]:
-            lines.append(f"stored with ingestion problems: {printable(name)}: {printable(reason)}")
-        hidden = len(self.with_problems) - PROBLEM_LINES
-        if hidden > 0:
-            lines.append(
-                f"stored with ingestion problems: {hidden} more trials "
-                "(the explorer's 'Has ingestion problems' filter lists them)"
-            )
-        return lines
 
 
 class Command(BaseCommand):
@@ -197,6 +120,11 @@ class Command(BaseCommand):
             raise CommandError(f"could not ingest {reasons}")
         if follow:
             self._follow(paths, job, batch_size, max(0.05, float(options["interval"])))
+
+    def ingest_once(self, paths: list[str]) -> tuple[IngestReport, list[tuple[str, str]]]:
+        """One pass over the PATHs in this process, without a progress bar: what a task
+        worker runs for an upload (`rewards.uploads`); the paths that gave nothing named."""
+        return self._pass(paths, None, 500, 0, False, False)
 
     def _follow(self, paths: list[str], job: str | None, batch_size: int, interval: float) -> None:
         """Walk the PATHs again every `interval` seconds until stopped (Ctrl-C or SIGTERM,
