@@ -17,7 +17,7 @@ from django.http import QueryDict
 
 from review.filtering.fields import JobChoices, JobSelect, rendered_key
 from review.filtering.form import TrialFilterForm
-from review.models import Annotation, SavedView
+from review.models import Annotation, FindingReview, SavedView
 from review.science import agreement
 from rewards.models import Job
 
@@ -229,3 +229,17 @@ class CompareForm(forms.Form):
         if a is not None and a == b:
             self.add_error("b", "Choose two different runs.")
         return cleaned
+
+
+class FindingReviewForm(forms.Form):
+    """An expert's or staff member's word on a reward-integrity finding; the reviewer and
+    the time are the server's."""
+
+    decision = forms.ChoiceField(
+        choices=FindingReview.Decision.choices, widget=forms.RadioSelect, label="Decision"
+    )
+    rationale = forms.CharField(
+        max_length=5000,
+        widget=forms.Textarea(attrs={"rows": 2}),
+        error_messages={"required": "Give a rationale."},
+    )

@@ -369,6 +369,7 @@ class Step:
     timestamp: str
     model: str
     parts: list[StepPart]
+    position: int = 0  # 1-based among the trajectory's steps: the `#step-N` anchor
 
     @property
     def source_class(self) -> str:
@@ -417,6 +418,7 @@ def trajectory(raw: Any, kinds: Sequence[str]) -> Trajectory:
                     timestamp=as_text(item.get("timestamp", "")),
                     model=as_text(item.get("model_name", "")),
                     parts=visible,
+                    position=index,
                 )
             )
     schema = as_text(raw.get("schema_version", "")) if isinstance(raw, Mapping) else ""

@@ -11,7 +11,7 @@ from django.views.decorators.vary import vary_on_headers
 
 from review.http import HttpRequest, wants_fragment
 from review.pages.job_figures import JobFigures
-from review.roles import browse_required
+from review.roles import browse_required, can_ingest
 from review.science import plots
 from review.science.stats import job_tally_rows, jobs_page
 from rewards.models import Job
@@ -52,7 +52,7 @@ def job_detail(request: HttpRequest, pk: int) -> HttpResponse:
     # The figures' HTML is kept under the rows they come from (JobFigures.key): a kept
     # page reads its two queries' rows and computes nothing else.
     figures = JobFigures(job, job_tally_rows(job), plots.reviewed_by_day(job))
-    context = {"job": job, "figures": figures}
+    context = {"job": job, "figures": figures, "can_scan": can_ingest(request.user)}
     if wants_fragment(request):
         # A running job's page asks again every few seconds: the figures and the state.
         return render(request, "review/job_detail.html#job-live", context)

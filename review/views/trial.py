@@ -29,6 +29,7 @@ from review.forms import (
 from review.http import HttpRequest, wants_fragment
 from review.models import Annotation, ReviewerProfile, add_annotation
 from review.pages import presenters
+from review.pages.integrity import integrity_context
 from review.pages.navigation import TrialNav, trial_url
 from review.roles import annotate_required, browse_required, can_annotate, can_browse
 from rewards import reports
@@ -315,6 +316,7 @@ def _page_context(
         "human_explanation": presenters.DISAGREEMENT_EXPLANATIONS.get(trial.human_disagreement, ""),
         **tabs,
         "ingest_problems": presenters.ingest_problems(tabs["detail"]),
+        **integrity_context(trial, nav, request.user),
         **_annotations_context(request, trial, nav, form),
     }
 

@@ -1,0 +1,310 @@
+"""Reward-integrity findings on the trial page and the explorer, and a person settling them:
+experts and staff confirm or dismiss with a rationale, append-only; the reward never changes."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from django.db import DatabaseError, connection, transaction
+from django.test import Client
+from django.urls import reverse
+from django_tasks_db.models import DBTaskResult
+
+from review.models import AppendOnlyError, FindingReview, review_finding
+from rewards.models import Integrity, IntegrityFinding, Trial
+from tests import review_factories as f
+
+pytestmark = pytest.mark.django_db
+
+HACK = {
+    "trajectory": {
+        "schema_version": "ATIF-v1.4",
+        "steps": [
+            {"step_id": 1, "source": "user", "message": "Write hello.txt."},
+            {
+                "step_id": 2,
+                "source": "agent",
+                "message": "Writing the reward instead.",
+                "tool_calls": [
+                    {
+                        "function_name": "bash",
+                        "arguments": {"command": "echo 1 > /logs/verifier/reward.txt"},
+                    }
+                ],
+            },
+        ],
+    }
+}
+
+
+def hacked_trial(name: str = "t-hack", reward: float = 1.0) -> Trial:
+    return f.make_trial(
+        name=name, reward=reward, scorers=[f.scorer("a")], judges=[], error_tags=[], detail=HACK
+    )
+
+
+def page(trial: Trial, suffix: str = "") -> str:
+    return reverse("review:trial-detail", args=[trial.pk]) + suffix
+
+
+def review_url(trial: Trial, finding: IntegrityFinding) -> str:
+    return reverse("review:review-finding", args=[trial.pk, finding.pk])
+
+
+# --- the trial page ------------------------------------------------------------------------------
+def test_a_flagged_trial_shows_its_finding_beside_the_reward_with_a_link_to_the_step(
+    client: Client, django_assert_num_queries: Callable[..., Any]
+) -> None:
+    trial = hacked_trial()
+    assert trial.integrity == Integrity.FLAGGED
+    f.login(client, "ann", "analyst")
+    # 1 the user, 2 their role groups, 3 the trial, 4 results, 5 scorers, 6 its findings
+    # (none is settled, so no review is read).
+    with django_assert_num_queries(6):
+        response = client.get(page(trial))
+    html = response.content.decode()
+    assert 'id="integrity"' in html
+    assert "Writes the verifier&#x27;s reward or logs" in html
+    assert "echo 1 &gt; /logs/verifier/reward.txt" in html
+    assert f'href="/trials/{trial.pk}/?tab=trajectory#step-2"' in html
+    assert "integrity: flagged" in html
+    # An analyst reads findings but does not settle them.
+    assert 'class="finding-form"' not in html
+    # The step the link points at carries the anchor.
+    steps = client.get(page(trial, "?tab=trajectory")).content.decode()
+    assert 'id="step-2"' in steps
+
+
+def test_a_trial_without_findings_reads_none(
+    client: Client, django_assert_num_queries: Callable[..., Any]
+) -> None:
+    trial = f.make_trial(name="t-clean", scorers=[f.scorer("a")], judges=[], error_tags=[])
+    assert trial.integrity == ""
+    f.login(client, "ann", "analyst")
+    # 1 the user, 2 their role groups, 3 the trial, 4 results, 5 scorers: no findings read.
+    with django_assert_num_queries(5):
+        html = client.get(page(trial)).content.decode()
+    assert 'id="integrity"' not in html
+
+
+# --- settling a finding ---------------------------------------------------------------------------
+def test_an_expert_confirms_a_finding_and_the_reward_stays(client: Client) -> None:
+    trial = hacked_trial()
+    finding = trial.integrity_findings.get()
+    f.login(client, "eve", "expert")
+    response = client.post(
+        review_url(trial, finding), {"decision": "confirmed", "rationale": "It wrote reward.txt."}
+    )
+    assert response.status_code == 302
+    assert response["Location"].endswith("#integrity")
+    trial.refresh_from_db()
+    finding.refresh_from_db()
+    assert finding.status == "confirmed"
+    assert trial.integrity == Integrity.CONFIRMED
+    assert trial.reward == 1.0
+    assert trial.results.get(is_current=True).reward == 1.0
+    [review] = FindingReview.objects.all()
+    assert (review.reviewer.username, review.decision, review.rationale) == (
+        "eve",
+        "confirmed",
+        "It wrote reward.txt.",
+    )
+    html = client.get(page(trial)).content.decode()
+    assert "Confirmed</strong> by eve" in html
+    assert "integrity: confirmed" in html
+
+
+def test_a_newer_review_changes_the_status_and_keeps_the_history(client: Client) -> None:
+    trial = hacked_trial()
+    finding = trial.integrity_findings.get()
+    eve = f.login(client, "eve", "expert")
+    review_finding(
+        finding_id=finding.pk,
+        trial_id=trial.pk,
+        reviewer=eve,
+        decision="confirmed",
+        rationale="first look",
+    )
+    response = client.post(
+        review_url(trial, finding),
+        {"decision": "dismissed", "rationale": "the verifier overwrote it"},
+        headers={"HX-Request": "true"},
+    )
+    html = response.content.decode()
+    assert f.is_fragment(html)
+    assert html.lstrip().startswith('<section id="integrity"')
+    assert "Saved." in html
+    assert list(FindingReview.objects.values_list("decision", flat=True)) == [
+        "confirmed",
+        "dismissed",
+    ]
+    trial.refresh_from_db()
+    assert trial.integrity == Integrity.DISMISSED
+
+
+def test_staff_may_settle_findings_too(client: Client) -> None:
+    trial = hacked_trial()
+    finding = trial.integrity_findings.get()
+    f.login(client, "sam", staff=True)
+    response = client.post(review_url(trial, finding), {"decision": "dismissed", "rationale": "ok"})
+    assert response.status_code == 302
+    assert FindingReview.objects.count() == 1
+
+
+@pytest.mark.parametrize("role", ["reviewer", "analyst"])
+def test_reviewers_and_analysts_may_not_settle_findings(client: Client, role: str) -> None:
+    trial = hacked_trial()
+    finding = trial.integrity_findings.get()
+    f.login(client, "rob", role)
+    response = client.post(review_url(trial, finding), {"decision": "confirmed", "rationale": "x"})
+    assert response.status_code == 403
+    assert not FindingReview.objects.exists()
+
+
+def test_anonymous_is_sent_to_log_in_and_get_is_refused(client: Client) -> None:
+    trial = hacked_trial()
+    finding = trial.integrity_findings.get()
+    response = client.post(review_url(trial, finding), {"decision": "confirmed", "rationale": "x"})
+    assert response.status_code == 302
+    assert "/login" in response["Location"]
+    f.login(client, "eve", "expert")
+    assert client.get(review_url(trial, finding)).status_code == 405
+    assert not FindingReview.objects.exists()
+
+
+def test_a_review_without_rationale_is_refused(client: Client) -> None:
+    trial = hacked_trial()
+    finding = trial.integrity_findings.get()
+    f.login(client, "eve", "expert")
+    response = client.post(
+        review_url(trial, finding),
+        {"decision": "confirmed", "rationale": "  "},
+        headers={"HX-Request": "true"},
+    )
+    assert "Give a rationale." in response.content.decode()
+    assert not FindingReview.objects.exists()
+    finding.refresh_from_db()
+    assert finding.status == "open"
+
+
+def test_a_finding_of_another_trial_is_not_found(client: Client) -> None:
+    trial = hacked_trial()
+    other = hacked_trial("t-other")
+    finding = other.integrity_findings.get()
+    f.login(client, "eve", "expert")
+    url = reverse("review:review-finding", args=[trial.pk, finding.pk])
+    response = client.post(url, {"decision": "confirmed", "rationale": "x"})
+    assert response.status_code == 404
+    assert not FindingReview.objects.exists()
+
+
+def test_hostile_matched_text_is_shown_escaped(client: Client) -> None:
+    hostile = {
+        "trajectory": {
+            "steps": [
+                {
+                    "source": "agent",
+                    "tool_calls": [
+                        {
+                            "function_name": "bash",
+                            "arguments": {"command": "echo '<script>x()</script>' > tests/a.py"},
+                        }
+                    ],
+                }
+            ]
+        }
+    }
+    trial = f.make_trial(name="t-hostile", detail=hostile)
+    f.login(client, "ann", "analyst")
+    html = client.get(page(trial)).content.decode()
+    assert "<script>x()</script>" not in html
+    assert "&lt;script&gt;x()&lt;/script&gt;" in html
+
+
+# --- append-only ------------------------------------------------------------------------------
+def test_finding_reviews_are_append_only_in_code_and_in_the_database() -> None:
+    trial = hacked_trial()
+    finding = trial.integrity_findings.get()
+    eve = f.make_user("eve", "expert")
+    review = review_finding(
+        finding_id=finding.pk, trial_id=trial.pk, reviewer=eve, decision="confirmed", rationale="r"
+    )
+    review.rationale = "changed"
+    with pytest.raises(AppendOnlyError):
+        review.save()
+    with pytest.raises(AppendOnlyError):
+        review.delete()
+    with pytest.raises(AppendOnlyError):
+        FindingReview.objects.filter(pk=review.pk).update(rationale="changed")
+    with pytest.raises(AppendOnlyError):
+        FindingReview.objects.all().delete()
+    table = FindingReview._meta.db_table
+    for sql in (f"UPDATE {table} SET rationale = 'x'", f"DELETE FROM {table}"):  # noqa: S608
+        with pytest.raises(DatabaseError), transaction.atomic(), connection.cursor() as cursor:
+            cursor.execute(sql)
+    assert FindingReview.objects.get().rationale == "r"
+
+
+# --- the explorer ---------------------------------------------------------------------------------
+def test_the_explorer_filters_by_integrity_and_marks_the_rows(client: Client) -> None:
+    confirmed = hacked_trial("t-confirmed")
+    flagged = hacked_trial("t-flagged")
+    f.make_trial(name="t-clean")
+    eve = f.login(client, "eve", "expert")
+    review_finding(
+        finding_id=confirmed.integrity_findings.get().pk,
+        trial_id=confirmed.pk,
+        reviewer=eve,
+        decision="confirmed",
+        rationale="r",
+    )
+
+    def listed(query: str) -> list[str]:
+        html = client.get(reverse("review:explorer") + query).content.decode()
+        return sorted(n for n in ("t-confirmed", "t-flagged", "t-clean") if f">{n}<" in html)
+
+    assert listed("?integrity=any") == ["t-confirmed", "t-flagged"]
+    assert listed("?integrity=confirmed") == ["t-confirmed"]
+    assert listed("?integrity=flagged") == ["t-flagged"]
+    assert listed("?integrity=dismissed") == []
+    html = client.get(reverse("review:explorer") + "?integrity=confirmed").content.decode()
+    assert "integrity confirmed" in html
+    assert flagged.integrity == Integrity.FLAGGED
+
+
+def test_confirmed_hack_trial_ids_name_a_jobs_confirmed_trials() -> None:
+    from rewards.models import confirmed_hack_trial_ids
+
+    confirmed = hacked_trial("t-confirmed")
+    hacked_trial("t-flagged")
+    eve = f.make_user("eve", "expert")
+    review_finding(
+        finding_id=confirmed.integrity_findings.get().pk,
+        trial_id=confirmed.pk,
+        reviewer=eve,
+        decision="confirmed",
+        rationale="r",
+    )
+    assert confirmed_hack_trial_ids(confirmed.job) == {confirmed.pk}
+    assert list(Trial.objects.without_confirmed_hack().values_list("name", flat=True)) == [
+        "t-flagged"
+    ]
+
+
+# --- scanning again ------------------------------------------------------------------------------
+def test_staff_queue_a_jobs_scan_and_others_may_not(client: Client) -> None:
+    trial = hacked_trial()
+    url = reverse("review:integrity-scan", args=[trial.job_id])
+    f.login(client, "eve", "expert")
+    assert client.post(url).status_code == 403
+    assert not DBTaskResult.objects.exists()
+    f.login(client, "sam", staff=True)
+    response = client.post(url)
+    assert response.status_code == 302
+    [queued] = DBTaskResult.objects.all()
+    assert queued.task_path == "rewards.integrity.tasks.scan_job"
+    assert queued.args_kwargs["args"] == [trial.job_id]
+    job_page = client.get(reverse("review:job-detail", args=[trial.job_id])).content.decode()
+    assert "Scan its trials for integrity findings again" in job_page
