@@ -86,26 +86,41 @@ def purge_review_data() -> None:
     """Empty every trial table, annotations (and what is kept from them) included, for tests
     that need an empty database.
 
-    Annotations and adjudications are append-only by trigger (review migrations 0002 and
-    0005); the triggers are dropped for the purge and put back at once, exactly as the
-    migrations made them.
+    Annotations, adjudications and finding reviews are append-only by trigger (review
+    migrations 0002, 0005 and 0012); the triggers are dropped for the purge and put back at
+    once, exactly as the migrations made them.
     """
     import importlib
 
     from django.db import connection
 
-    from review.models import Adjudication, Annotation, JudgmentTally, LatestJudgment, PairTally
+    from review.models import (
+        Adjudication,
+        Annotation,
+        FindingReview,
+        JudgmentTally,
+        LatestJudgment,
+        PairTally,
+    )
     from rewards.models import Job, Task
 
     migrations = [
         importlib.import_module("review.migrations.0002_annotation_append_only"),
         importlib.import_module("review.migrations.0005_adjudication"),
+        importlib.import_module("review.migrations.0012_finding_reviews"),
     ]
     for migration in migrations:
         migration.drop_triggers(connection)
     try:
         with connection.cursor() as cursor:
-            for model in (PairTally, JudgmentTally, LatestJudgment, Adjudication, Annotation):
+            for model in (
+                PairTally,
+                JudgmentTally,
+                LatestJudgment,
+                Adjudication,
+                Annotation,
+                FindingReview,
+            ):
                 cursor.execute(f"DELETE FROM {model._meta.db_table}")  # noqa: S608
         Job.objects.all().delete()
         Task.objects.all().delete()

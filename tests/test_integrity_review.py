@@ -308,3 +308,81 @@ def test_staff_queue_a_jobs_scan_and_others_may_not(client: Client) -> None:
     assert queued.args_kwargs["args"] == [trial.job_id]
     job_page = client.get(reverse("review:job-detail", args=[trial.job_id])).content.decode()
     assert "Scan its trials for integrity findings again" in job_page
+
+
+# --- exports and the API --------------------------------------------------------------------------
+def _confirmed_and_flagged() -> tuple[Trial, Trial]:
+    confirmed = hacked_trial("t-confirmed")
+    flagged = hacked_trial("t-flagged")
+    eve = f.make_user("eve", "expert")
+    review_finding(
+        finding_id=confirmed.integrity_findings.get().pk,
+        trial_id=confirmed.pk,
+        reviewer=eve,
+        decision="confirmed",
+        rationale="wrote reward.txt",
+    )
+    return confirmed, flagged
+
+
+@pytest.mark.parametrize("fmt", ["csv", "parquet"])
+def test_exports_carry_the_integrity_state_and_the_confirmed_findings(
+    client: Client, fmt: str
+) -> None:
+    _confirmed_and_flagged()
+    f.make_trial(name="t-clean")
+    f.login(client, "ana", "analyst")
+    response = client.get(f"/export.{fmt}?integrity=any" if fmt == "csv" else f"/export.{fmt}")
+    data = b"".join(response.streaming_content)
+    if fmt == "csv":
+        import csv
+        import io
+
+        rows = {r["trial"]: r for r in csv.DictReader(io.StringIO(data.decode()))}
+        assert set(rows) == {"t-confirmed", "t-flagged"}
+    else:
+        import io
+
+        import pyarrow.parquet as pq
+
+        table = pq.read_table(io.BytesIO(data)).to_pylist()
+        rows = {r["trial"]: r for r in table}
+        assert rows["t-clean"]["integrity"] == ""
+        assert rows["t-clean"]["confirmed_findings"] == ""
+    assert rows["t-confirmed"]["integrity"] == "confirmed"
+    assert rows["t-confirmed"]["confirmed_findings"] == "verifier_output_write"
+    assert float(rows["t-confirmed"]["reward"]) == 1.0
+    assert rows["t-flagged"]["integrity"] == "flagged"
+    assert rows["t-flagged"]["confirmed_findings"] == ""
+
+
+def test_the_api_lists_integrity_and_a_trials_findings_with_their_reviews(client: Client) -> None:
+    from tests.test_api import call, make_token
+
+    confirmed, flagged = _confirmed_and_flagged()
+    token = make_token("ana", "analyst")
+    body = call(client, "get", "/api/trials?integrity=confirmed", token).json()
+    assert [(i["name"], i["integrity"]) for i in body["items"]] == [("t-confirmed", "confirmed")]
+    findings = call(client, "get", f"/api/trials/{confirmed.pk}/findings", token).json()
+    assert findings == [
+        {
+            "id": confirmed.integrity_findings.get().pk,
+            "detector": "verifier_output_write",
+            "label": "Writes the verifier's reward or logs",
+            "step": 2,
+            "matched": "echo 1 > /logs/verifier/reward.txt",
+            "status": "confirmed",
+            "reviews": [
+                {
+                    "reviewer": "eve",
+                    "created_at": findings[0]["reviews"][0]["created_at"],
+                    "decision": "confirmed",
+                    "rationale": "wrote reward.txt",
+                }
+            ],
+        }
+    ]
+    assert (
+        call(client, "get", f"/api/trials/{flagged.pk}/findings", token).json()[0]["reviews"] == []
+    )
+    assert call(client, "get", "/api/trials/999999/findings", token).status_code == 404
