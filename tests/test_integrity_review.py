@@ -3,9 +3,12 @@ experts and staff confirm or dismiss with a rationale, append-only; the reward n
 
 from __future__ import annotations
 
+import csv
+import io
 from collections.abc import Callable
 from typing import Any
 
+import pyarrow.parquet as pq
 import pytest
 from django.db import DatabaseError, connection, transaction
 from django.test import Client
@@ -13,8 +16,9 @@ from django.urls import reverse
 from django_tasks_db.models import DBTaskResult
 
 from review.models import AppendOnlyError, FindingReview, review_finding
-from rewards.models import Integrity, IntegrityFinding, Trial
+from rewards.models import Integrity, IntegrityFinding, Trial, confirmed_hack_trial_ids
 from tests import review_factories as f
+from tests.test_api import call, make_token
 
 pytestmark = pytest.mark.django_db
 
@@ -275,8 +279,6 @@ def test_the_explorer_filters_by_integrity_and_marks_the_rows(client: Client) ->
 
 
 def test_confirmed_hack_trial_ids_name_a_jobs_confirmed_trials() -> None:
-    from rewards.models import confirmed_hack_trial_ids
-
     confirmed = hacked_trial("t-confirmed")
     hacked_trial("t-flagged")
     eve = f.make_user("eve", "expert")
@@ -332,19 +334,12 @@ def test_exports_carry_the_integrity_state_and_the_confirmed_findings(
     _confirmed_and_flagged()
     f.make_trial(name="t-clean")
     f.login(client, "ana", "analyst")
-    response = client.get(f"/export.{fmt}?integrity=any" if fmt == "csv" else f"/export.{fmt}")
+    response: Any = client.get(f"/export.{fmt}?integrity=any" if fmt == "csv" else f"/export.{fmt}")
     data = b"".join(response.streaming_content)
     if fmt == "csv":
-        import csv
-        import io
-
         rows = {r["trial"]: r for r in csv.DictReader(io.StringIO(data.decode()))}
         assert set(rows) == {"t-confirmed", "t-flagged"}
     else:
-        import io
-
-        import pyarrow.parquet as pq
-
         table = pq.read_table(io.BytesIO(data)).to_pylist()
         rows = {r["trial"]: r for r in table}
         assert rows["t-clean"]["integrity"] == ""
@@ -357,8 +352,6 @@ def test_exports_carry_the_integrity_state_and_the_confirmed_findings(
 
 
 def test_the_api_lists_integrity_and_a_trials_findings_with_their_reviews(client: Client) -> None:
-    from tests.test_api import call, make_token
-
     confirmed, flagged = _confirmed_and_flagged()
     token = make_token("ana", "analyst")
     body = call(client, "get", "/api/trials?integrity=confirmed", token).json()
