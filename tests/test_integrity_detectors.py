@@ -438,3 +438,14 @@ ORDINARY = [
 @pytest.mark.parametrize("command", ORDINARY)
 def test_ordinary_agent_commands_are_never_flagged(command: str) -> None:
     assert detectors_for(command) == set()
+
+
+@pytest.mark.parametrize("name", ["single_trajectory.json", "terminal_trajectory.json"])
+def test_the_suites_harbor_trajectories_have_no_findings(name: str) -> None:
+    import json
+
+    from tests.ingest_helpers import HARBOR_FIXTURES
+
+    trajectory = json.loads((HARBOR_FIXTURES / name).read_text())
+    assert trajectory["steps"]
+    assert scan(trajectory, "", PATHS) == []

@@ -81,6 +81,28 @@ def test_a_flagged_trial_shows_its_finding_beside_the_reward_with_a_link_to_the_
     assert 'id="step-2"' in steps
 
 
+def test_settled_findings_read_their_reviews_in_one_more_query(
+    client: Client, django_assert_num_queries: Callable[..., Any]
+) -> None:
+    trial = hacked_trial()
+    finding = trial.integrity_findings.get()
+    for who in ("eve", "ed"):
+        review_finding(
+            finding_id=finding.pk,
+            trial_id=trial.pk,
+            reviewer=f.make_user(who, "expert"),
+            decision="dismissed",
+            rationale=f"{who} says no",
+        )
+    f.login(client, "ann", "analyst")
+    # 1 the user, 2 their role groups, 3 the trial, 4 results, 5 scorers, 6 its findings,
+    # 7 their reviews with their reviewers, whatever their number.
+    with django_assert_num_queries(7):
+        html = client.get(page(trial)).content.decode()
+    assert html.index("eve says no") < html.index("ed says no")
+    assert "integrity: dismissed" in html
+
+
 def test_a_trial_without_findings_reads_none(
     client: Client, django_assert_num_queries: Callable[..., Any]
 ) -> None:
