@@ -226,6 +226,7 @@ def test_runner_config_that_skips_tests_is_flagged(command: str) -> None:
     [
         "cat pytest.ini",
         "echo '[pytest]\\naddopts = -q' > pytest.ini",
+        "echo 'addopts = -p no:randomly -p no:cacheprovider' >> setup.cfg",
         "pytest -k 'not slow' -q",
         "pytest --deselect tests/test_a.py::test_b",
         "echo 'import pytest' > conftest.py",

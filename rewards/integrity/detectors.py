@@ -132,7 +132,7 @@ RUNNER_CONFIGS = frozenset(
 )
 _RUNNER_CONFIG_GLOBS = ("jest.config.*", "vitest.config.*", "karma.conf.*", ".mocharc*")
 CONFIG_SKIPS = re.compile(
-    r"addopts\s*=.*?(?:(?<!\w)-k\b|--deselect|--ignore|-p\s*no:|--co\b|--collect-only|-m\s)"
+    r"addopts\s*=.*?(?:(?<!\w)-k\b|--deselect|--ignore|--co\b|--collect-only|-m\s)"
     r"|\bcollect_ignore(?:_glob)?\b"
     r"|\bpytest_collection_modifyitems\b"
     r"|\bpytest_ignore_collect\b"
