@@ -9,6 +9,8 @@ from pathlib import Path
 import pytest
 from django.core.management import call_command
 
+from demo.loaders import seed_fast
+from demo.plan import DemoPlan
 from rewards.integrity.store import rescan, sync_findings
 from rewards.models import Integrity, IntegrityFinding, Trial
 from tests.ingest_helpers import HARBOR_FIXTURES, ingest, lay_out
@@ -102,3 +104,12 @@ def test_ordinary_trials_have_no_findings(tmp_path: Path) -> None:
     assert Trial.objects.count() > 0
     assert not IntegrityFinding.objects.exists()
     assert not Trial.objects.integrity_flagged().exists()
+
+
+def test_the_demos_fast_loader_stores_findings_and_flags_their_trials() -> None:
+    # The fast path (COPY on PostgreSQL) writes the writer's rows without the writer.
+    seed_fast(DemoPlan(seed=3, trials=200), archetypes=30, chunk=100)
+    with_findings = Trial.objects.filter(integrity_findings__isnull=False).distinct()
+    assert with_findings.count() > 0
+    assert set(Trial.objects.integrity_flagged()) == set(with_findings)
+    assert IntegrityFinding.objects.filter(detector="test_tampering", step__gt=0).exists()
