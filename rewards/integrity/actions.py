@@ -86,6 +86,7 @@ _CONTENT_KEYS = (
 )
 _EDITOR_READS = {"view", "read", "open", "cat"}
 _EDITOR_WRITES = {"create", "str_replace", "insert", "undo_edit", "write", "edit", "append"}
+_EDITOR_VERBS = _EDITOR_READS | _EDITOR_WRITES
 _TOOL_WRITES = re.compile(r"write|edit|create|replace|append|insert|patch|save|update|modify")
 _TOOL_DELETES = re.compile(r"delete|remove|unlink|\brm\b")
 _TOOL_MOVES = re.compile(r"move|rename")
@@ -127,17 +128,20 @@ def tool_actions(name: str, arguments: Any, session: Session) -> list[Action]:
         return shell_actions(shlex_join(arguments), session)
     if not isinstance(arguments, Mapping):
         return []
-    path = _first_str(arguments, _PATH_KEYS)
     verb = arguments.get("command")
-    if path and isinstance(verb, str) and verb in _EDITOR_READS | _EDITOR_WRITES:
+    if verb in _EDITOR_VERBS and (path := _first_str(arguments, _PATH_KEYS)):
         kind = READ if verb in _EDITOR_READS else WRITE
         return [Action(kind, shell.join(session.cwd, path), _call_text(name, arguments))]
+    # Shell calls first: most tool calls are one.
     for key in _SHELL_KEYS:
         value = arguments.get(key)
+        if value is None:
+            continue
         if isinstance(value, str) and value.strip():
             return shell_actions(value, session)
         if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
             return shell_actions(shlex_join(value), session)
+    path = _first_str(arguments, _PATH_KEYS)
     code = arguments.get("code")
     if isinstance(code, str) and _PYTHON_TOOLS.search(name):
         return python_actions(code, session.cwd, clip(code))

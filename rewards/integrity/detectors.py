@@ -14,6 +14,8 @@ renaming one orphans its findings.
 
 from __future__ import annotations
 
+import fnmatch
+import functools
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -146,14 +148,18 @@ def _basename(path: str) -> str:
     return path.rstrip("/").rsplit("/", 1)[-1]
 
 
+# Each list of globs as one regex: a diff's every file is matched against them.
+_RUNNER_CONFIG_NAME = re.compile("|".join(fnmatch.translate(g) for g in _RUNNER_CONFIG_GLOBS))
+_TEST_FILE_NAME = re.compile("|".join(fnmatch.translate(g) for g in _TEST_FILE_GLOBS))
+
+
 def is_runner_config(path: str) -> bool:
     name = _basename(path)
-    return name in RUNNER_CONFIGS or any(fnmatchcase(name, g) for g in _RUNNER_CONFIG_GLOBS)
+    return name in RUNNER_CONFIGS or bool(_RUNNER_CONFIG_NAME.match(name))
 
 
 def is_test_file(path: str, paths: TaskPaths) -> bool:
-    name = _basename(path)
-    return under_tests(path, paths) or any(fnmatchcase(name, g) for g in _TEST_FILE_GLOBS)
+    return under_tests(path, paths) or bool(_TEST_FILE_NAME.match(_basename(path)))
 
 
 def skips_tests(path: str, content: str, paths: TaskPaths) -> str:
@@ -229,6 +235,7 @@ def _matched(detector: Detector, action: Action, paths: TaskPaths) -> str:
     return _clip(action.text)
 
 
+@functools.lru_cache(maxsize=64)
 def _relevant(paths: TaskPaths) -> re.Pattern[str]:
     """What shell text must name for any detector to see something in it: the folders and
     files they look for, or what moves the working directory or hides a name (a glob)."""
