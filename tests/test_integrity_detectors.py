@@ -251,7 +251,7 @@ def test_an_editor_tool_writing_the_reward_file_is_flagged() -> None:
     assert [f.detector for f in scan(trajectory(step), "", PATHS)] == ["verifier_output_write"]
 
 
-def test_an_editor_creating_a_skipping_conftest_is_flagged_once_per_detector() -> None:
+def test_an_editor_creating_or_editing_a_skipping_conftest_is_flagged() -> None:
     step = {
         "source": "agent",
         "tool_calls": [
@@ -267,7 +267,7 @@ def test_an_editor_creating_a_skipping_conftest_is_flagged_once_per_detector() -
         ],
     }
     found = {f.detector for f in scan(trajectory(step), "", PATHS)}
-    assert found == {"test_tampering"}  # an editor's create: the content is not read
+    assert found == {"test_tampering", "test_skip_config"}
     edit = {
         "source": "agent",
         "tool_calls": [

@@ -130,8 +130,10 @@ def tool_actions(name: str, arguments: Any, session: Session) -> list[Action]:
         return []
     verb = arguments.get("command")
     if verb in _EDITOR_VERBS and (path := _first_str(arguments, _PATH_KEYS)):
-        kind = READ if verb in _EDITOR_READS else WRITE
-        return [Action(kind, shell.join(session.cwd, path), _call_text(name, arguments))]
+        where, text = shell.join(session.cwd, path), _call_text(name, arguments)
+        if verb in _EDITOR_READS:
+            return [Action(READ, where, text)]
+        return [Action(WRITE, where, text, _content(arguments))]
     # Shell calls first: most tool calls are one.
     for key in _SHELL_KEYS:
         value = arguments.get(key)

@@ -69,7 +69,8 @@ DEFAULT_TEST_GLOBS = (
     "*Test.java",
 )
 
-# Seed 003's heuristic detectors read line diffs; these count markers per line.
+# Seed 003's heuristic detectors read line diffs; these (and rewards.diffs.SKIP_MARKERS) count
+# markers per line.
 ASSERTIONS = re.compile(
     r"\bassert\w*!?"  # assert, assertEqual, assert_eq!, assert.equal
     r"|\bexpect\s*\("
