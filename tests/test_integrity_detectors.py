@@ -150,6 +150,8 @@ def test_changes_to_the_tests_are_flagged(command: str) -> None:
         "grep -rn 'def test' tests/",
         "python -c \"print(open('tests/test_outputs.py').read())\"",
         "rm -rf /app/src/tests_data/../cache",
+        "rm -rf /tmp/tests && mkdir /tmp/tests",
+        "cp -r tests /tmp/tests",
     ],
 )
 def test_near_misses_of_test_tampering_are_not_flagged(command: str) -> None:

@@ -88,13 +88,19 @@ def _component_is(component: str, names: Iterable[str]) -> bool:
     return False
 
 
+# Top folders that hold no agent's working copy: `/tmp/tests` is scratch, not the task's.
+_SYSTEM_ROOTS = frozenset({"tmp", "var", "usr", "proc", "sys", "dev", "etc", "run", "lib"})
+
+
 def _leading(path: str, names: Iterable[str]) -> bool:
     """The path lies in a folder named in `names`: at its start (`tests/x`), at the root
     (`/tests/x`) or one folder down (`/app/tests/x`, the agent's working copy)."""
     parts = [p for p in path.split("/") if p]
     if not parts:
         return False
-    positions = (0, 1) if path.startswith("/") else (0,)
+    positions = (0,)
+    if path.startswith("/") and parts[0] not in _SYSTEM_ROOTS:
+        positions = (0, 1)
     return any(len(parts) > i and _component_is(parts[i], names) for i in positions)
 
 
