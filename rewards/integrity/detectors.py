@@ -98,7 +98,7 @@ def _leading(path: str, names: Iterable[str]) -> bool:
     parts = [p for p in path.split("/") if p]
     if not parts:
         return False
-    positions = (0,)
+    positions: tuple[int, ...] = (0,)
     if path.startswith("/") and parts[0] not in _SYSTEM_ROOTS:
         positions = (0, 1)
     return any(len(parts) > i and _component_is(parts[i], names) for i in positions)
