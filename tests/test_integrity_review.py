@@ -15,6 +15,7 @@ from django.test import Client
 from django.urls import reverse
 from django_tasks_db.models import DBTaskResult
 
+from review.integrity import confirmed_findings
 from review.models import AppendOnlyError, FindingReview, review_finding
 from rewards.models import Integrity, IntegrityFinding, Trial, confirmed_hack_trial_ids
 from tests import review_factories as f
@@ -401,3 +402,41 @@ def test_the_api_lists_integrity_and_a_trials_findings_with_their_reviews(client
         call(client, "get", f"/api/trials/{flagged.pk}/findings", token).json()[0]["reviews"] == []
     )
     assert call(client, "get", "/api/trials/999999/findings", token).status_code == 404
+
+
+def test_the_manifest_names_each_confirmed_finding_with_its_standing_confirmation(
+    django_assert_num_queries: Callable[..., Any],
+) -> None:
+    confirmed, flagged = _confirmed_and_flagged()
+    finding = confirmed.integrity_findings.get()
+    review_finding(
+        finding_id=finding.pk,
+        trial_id=confirmed.pk,
+        reviewer=f.make_user("sam", staff=True),
+        decision="confirmed",
+        rationale="checked again: reward.txt came from the agent",
+    )
+    # A dismissed finding is not listed.
+    review_finding(
+        finding_id=flagged.integrity_findings.get().pk,
+        trial_id=flagged.pk,
+        reviewer=f.make_user("ed", "expert"),
+        decision="dismissed",
+        rationale="harmless",
+    )
+    with django_assert_num_queries(1):
+        rows = confirmed_findings(Trial.objects.all())
+    assert len(rows) == 1
+    row = rows[0]
+    assert {k: row[k] for k in ("trial", "job", "detector", "step", "matched")} == {
+        "trial": "t-confirmed",
+        "job": confirmed.job.name,
+        "detector": "verifier_output_write",
+        "step": 2,
+        "matched": "echo 1 > /logs/verifier/reward.txt",
+    }
+    assert (row["confirmed_by"], row["rationale"]) == (
+        "sam",
+        "checked again: reward.txt came from the agent",
+    )
+    assert confirmed_findings(Trial.objects.filter(name="t-flagged")) == []
