@@ -8,12 +8,15 @@ from pathlib import Path
 
 import pytest
 from django.core.management import call_command
+from django.test import Client
+from django.urls import reverse
 
 from demo.loaders import seed_fast
 from demo.plan import DemoPlan
 from rewards.integrity.store import rescan, sync_findings
 from rewards.models import Integrity, IntegrityFinding, Trial
 from tests.ingest_helpers import HARBOR_FIXTURES, ingest, lay_out
+from tests.review_factories import login
 
 pytestmark = pytest.mark.django_db
 
@@ -113,3 +116,17 @@ def test_the_demos_fast_loader_stores_findings_and_flags_their_trials() -> None:
     assert with_findings.count() > 0
     assert set(Trial.objects.integrity_flagged()) == set(with_findings)
     assert IntegrityFinding.objects.filter(detector="test_tampering", step__gt=0).exists()
+
+
+def test_the_flagged_harbor_trial_page_links_the_finding_to_its_step(
+    hack_job: Path, client: Client
+) -> None:
+    ingest(hack_job)
+    trial = Trial.objects.get(name=HACK_TRIAL)
+    login(client, "ann", "analyst")
+    url = reverse("review:trial-detail", args=[trial.pk])
+    html = client.get(url).content.decode()
+    assert f'href="{url}?tab=trajectory#step-3"' in html
+    steps = client.get(f"{url}?tab=trajectory").content.decode()
+    anchored = steps[steps.index('id="step-3"') :]
+    assert "echo 1 &gt; /logs/verifier/reward.txt" in anchored[: anchored.index("</li>")]
