@@ -37,6 +37,7 @@ from django.db.models import (
     OuterRef,
     Q,
     QuerySet,
+    StringAgg,
     Subquery,
     TextField,
     Value,
@@ -46,7 +47,7 @@ from django.db.models.functions import Cast
 
 from review.models import Annotation, StepComment
 from rewards.export import iter_trial_chunks, trial_bundle
-from rewards.models import Trial
+from rewards.models import Integrity, IntegrityFinding, Trial
 from rewards.schemas import (
     Annotation as AnnotationRecord,
     StepComment as StepCommentRecord,
@@ -218,6 +219,35 @@ BASE_COLUMNS: tuple[Column, ...] = (
     Column("annotation_count", "annotation_count", "int", "number of annotations"),
     Column("human_consensus", "human_judgment", "str", "pass, fail, defer, mixed or empty"),
     Column("human_disagreement", "human_disagreement", "str", "humans vs the automated outcome"),
+    Column(
+        "integrity",
+        "integrity",
+        "str",
+        "reward-integrity findings: flagged, confirmed, dismissed or empty (none)",
+    ),
+    Column(
+        "confirmed_findings",
+        # Read only for the few confirmed trials: every other row takes the empty text.
+        Case(
+            When(
+                integrity=Integrity.CONFIRMED,
+                then=Subquery(
+                    IntegrityFinding.objects.filter(
+                        trial=OuterRef("pk"), status=IntegrityFinding.Status.CONFIRMED
+                    )
+                    .order_by()
+                    .values("trial")
+                    # No ORDER BY inside the aggregate: SQLite before 3.44 has none.
+                    .annotate(names=StringAgg("detector", Value("; ")))
+                    .values("names")[:1]
+                ),
+            ),
+            default=Value(""),
+            output_field=CharField(),
+        ),
+        "str",
+        "the detectors of the confirmed findings, '; '-joined (the reward is unchanged)",
+    ),
 )
 REVIEWER_PREFIX = "reviewer:"
 

@@ -28,6 +28,7 @@ from review.models import (
     CalibrationRule,
     CommentTarget,
     DefectEntry,
+    FindingReview,
     GoldLabel,
     SavedView,
     StepComment,
@@ -527,3 +528,17 @@ def upload_kind(name: str) -> IngestUpload.Kind | None:
     if lowered.endswith(".zip"):
         return IngestUpload.Kind.ZIP
     return None
+
+
+class FindingReviewForm(forms.Form):
+    """An expert's or staff member's word on a reward-integrity finding; the reviewer and
+    the time are the server's."""
+
+    decision = forms.ChoiceField(
+        choices=FindingReview.Decision.choices, widget=forms.RadioSelect, label="Decision"
+    )
+    rationale = forms.CharField(
+        max_length=5000,
+        widget=forms.Textarea(attrs={"rows": 2}),
+        error_messages={"required": "Give a rationale."},
+    )

@@ -26,7 +26,7 @@ from django.db.models import F, OuterRef, Q, Subquery
 from django.utils import timezone
 
 from rewards import reports
-from rewards.models import Trial, TrialDetail
+from rewards.models import IntegrityFinding, Trial, TrialDetail
 
 # The gates a judgment is tallied under, in the order of the tally's key columns: the
 # trial's judge and scorer verdicts, its verifier (PASS when the reward reaches the task's
@@ -1103,3 +1103,89 @@ class DefectEntry(models.Model):
 
     def delete(self, *args: Any, **kwargs: Any) -> tuple[int, dict[str, int]]:
         raise AppendOnlyError("the defect ledger is append-only: entries cannot be deleted")
+
+
+# --- reward integrity ----------------------------------------------------------------------
+class FindingReviewQuerySet(models.QuerySet["FindingReview"]):
+    def update(self, **kwargs: Any) -> int:
+        raise AppendOnlyError("finding reviews are append-only: add a newer one instead")
+
+    def delete(self) -> tuple[int, dict[str, int]]:
+        raise AppendOnlyError("finding reviews are append-only: they cannot be deleted")
+
+    def bulk_update(self, objs: Any, fields: Any, batch_size: int | None = None) -> int:
+        raise AppendOnlyError("finding reviews are append-only: add a newer one instead")
+
+
+class FindingReview(models.Model):
+    """An expert's or staff member's word on a reward-integrity finding: confirmed (the
+    agent reached the grader) or dismissed, with the rationale.
+
+    Append-only like Annotation, in code and by database triggers (migration
+    0017_finding_reviews): a person changes their mind by adding a newer review; the latest
+    review of a finding is its status (`IntegrityFinding.status`). The trial's stored reward
+    never changes.
+    """
+
+    class Decision(models.TextChoices):
+        CONFIRMED = "confirmed", "confirm"
+        DISMISSED = "dismissed", "dismiss"
+
+    finding = models.ForeignKey(
+        IntegrityFinding, on_delete=models.PROTECT, related_name="reviews", db_index=False
+    )
+    reviewer = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="finding_reviews"
+    )
+    created_at = models.DateTimeField(default=timezone.now)
+    decision = models.CharField(max_length=12, choices=Decision.choices)
+    rationale = models.TextField()
+
+    objects = FindingReviewQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["created_at", "id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(decision__in=["confirmed", "dismissed"]),
+                name="finding_review_decision_valid",
+            ),
+            models.CheckConstraint(
+                condition=~Q(rationale=""), name="finding_review_rationale_required"
+            ),
+        ]
+        indexes = [
+            # The trial page: a finding's reviews, oldest first.
+            models.Index(fields=["finding", "created_at", "id"], name="finding_review_history_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.decision} finding {self.finding_id} by {self.reviewer_id}"
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        if not self._state.adding:
+            raise AppendOnlyError("finding reviews are append-only: add a newer one instead")
+        super().save(*args, **kwargs)
+
+    def delete(self, *args: Any, **kwargs: Any) -> tuple[int, dict[str, int]]:
+        raise AppendOnlyError("finding reviews are append-only: they cannot be deleted")
+
+
+def review_finding(
+    *, finding_id: int, trial_id: int, reviewer: Any, decision: str, rationale: str
+) -> FindingReview:
+    """Record a confirmation or dismissal and bring the finding's status and its trial's
+    integrity state up to date, in one transaction. The trial row is locked first, as
+    `add_annotation` does, so two reviews of one trial at once both count. The finding is
+    looked up within its trial: a finding id from another trial is not found."""
+    with transaction.atomic():
+        trial = Trial.objects.select_for_update(of=("self",)).get(pk=trial_id)
+        finding = IntegrityFinding.objects.get(pk=finding_id, trial=trial)
+        review = FindingReview.objects.create(
+            finding=finding, reviewer=reviewer, decision=decision, rationale=rationale
+        )
+        # IntegrityFinding's status is the latest review's decision (a summary column, like
+        # the trial's human judgment); the history stays in FindingReview.
+        IntegrityFinding.objects.filter(pk=finding.pk).update(status=decision)
+        trial.record_integrity()
+    return review

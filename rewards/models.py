@@ -19,6 +19,7 @@ from django.db import models
 from django.db.models import Exists, F, OuterRef, Q
 from django.db.models.functions import Coalesce
 from django.db.models.lookups import Exact, LessThan
+from django.utils import timezone
 from django.utils.functional import cached_property
 from pydantic import BaseModel
 
@@ -120,6 +121,27 @@ class HumanDisagreement(models.TextChoices):
     NONE = "", "None"
     HUMAN_PASS_AUTOMATED_FAIL = rules.HUMAN_PASS_AUTOMATED_FAIL, "Human pass, automated fail"
     HUMAN_FAIL_AUTOMATED_PASS = rules.HUMAN_FAIL_AUTOMATED_PASS, "Human fail, automated pass"
+
+
+class Integrity(models.TextChoices):
+    """Where a trial's reward-integrity findings stand (`IntegrityFinding`), as one column."""
+
+    NONE = "", "No findings"
+    FLAGGED = "flagged", "flagged"  # findings nobody has settled, none confirmed
+    CONFIRMED = "confirmed", "confirmed"  # a person confirmed at least one
+    DISMISSED = "dismissed", "dismissed"  # every finding dismissed
+
+    @classmethod
+    def of(cls, statuses: Iterable[str]) -> Integrity:
+        """A trial's state from its findings' statuses."""
+        seen = set(statuses)
+        if not seen:
+            return cls.NONE
+        if IntegrityFinding.Status.CONFIRMED in seen:
+            return cls.CONFIRMED
+        if seen == {IntegrityFinding.Status.DISMISSED}:
+            return cls.DISMISSED
+        return cls.FLAGGED
 
 
 # In a job's stats when they come from Harbor's job result.json (`ingest.harbor.read_job`).
@@ -273,6 +295,18 @@ class TrialQuerySet(models.QuerySet["Trial"]):
         """Pending or running: no outcome yet (the job tallies leave them out)."""
         return self.filter(status__in=UNFINISHED)
 
+    def integrity_flagged(self) -> TrialQuerySet:
+        """Trials with reward-integrity findings, whatever became of them."""
+        return self.exclude(integrity=Integrity.NONE)
+
+    def with_confirmed_hack(self) -> TrialQuerySet:
+        """Trials where a person confirmed an integrity finding: the reward was reached, not
+        earned. Their stored reward is unchanged; a pass rate may leave them out."""
+        return self.filter(integrity=Integrity.CONFIRMED)
+
+    def without_confirmed_hack(self) -> TrialQuerySet:
+        return self.exclude(integrity=Integrity.CONFIRMED)
+
     def list_columns(self) -> TrialQuerySet:
         """What a list needs: the trial row with its job and task, never a blob."""
         return self.select_related("job", "task")
@@ -334,6 +368,10 @@ class Trial(models.Model):
         max_length=40, choices=HumanDisagreement.choices, blank=True
     )
     annotation_count = models.PositiveIntegerField(default=0)
+    # Where its reward-integrity findings stand (`Integrity.of`), kept by
+    # `Trial.record_integrity`: the explorer's "integrity" filter and the confirmed-hack
+    # switch read this column alone.
+    integrity = models.CharField(max_length=12, choices=Integrity.choices, blank=True, default="")
     # How many parts of the artifacts did not validate (kept raw in the detail's
     # ingest_problems): the explorer's "has ingestion problems" filter.
     problem_count = models.PositiveIntegerField(default=0)
@@ -394,6 +432,13 @@ class Trial(models.Model):
             # Explorer "has ingestion problems" filter: only the few such trials are indexed.
             models.Index(
                 fields=["-id"], name="trial_ingest_problems_idx", condition=Q(problem_count__gt=0)
+            ),
+            # Explorer "integrity" filter and the confirmed-hack switch: only the few trials
+            # with findings are indexed.
+            models.Index(
+                fields=["integrity", "-id"],
+                name="trial_integrity_idx",
+                condition=~Q(integrity=""),
             ),
             # A job's state (`Job.is_running`): its unfinished trials, a few while it runs.
             models.Index(
@@ -491,6 +536,62 @@ class Trial(models.Model):
             self.human_judgment, self.reward, self.task.pass_threshold
         )
         self.save(update_fields=["human_judgment", "annotation_count", "human_disagreement"])
+
+    def record_integrity(self) -> None:
+        """Store where the trial's findings stand: called whenever a finding is added,
+        removed or settled."""
+        self.integrity = Integrity.of(self.integrity_findings.values_list("status", flat=True))
+        self.save(update_fields=["integrity"])
+
+
+def confirmed_hack_trial_ids(job: Job | int) -> set[int]:
+    """The ids of a job's trials with a confirmed integrity finding (one indexed query)."""
+    return set(Trial.objects.filter(job=job).with_confirmed_hack().values_list("id", flat=True))
+
+
+class IntegrityFinding(models.Model):
+    """What a reward-integrity detector (`rewards.integrity.detectors`) saw in a trial: the
+    detector, the trajectory step (1-based, 0 for the workspace diff) and the matched text.
+
+    Made at ingest and by `manage.py integrity_scan`; evidence, never a verdict: the reward
+    is never changed. `status` is the latest confirmation or dismissal a person recorded
+    (the review app keeps the append-only history and sets it)."""
+
+    class Status(models.TextChoices):
+        OPEN = "open", "open"
+        CONFIRMED = "confirmed", "confirmed"
+        DISMISSED = "dismissed", "dismissed"
+
+    # Looked up by integrity_finding_unique, which leads with the trial.
+    trial = models.ForeignKey(
+        Trial, on_delete=models.CASCADE, related_name="integrity_findings", db_index=False
+    )
+    detector = models.CharField(max_length=64)
+    step = models.PositiveIntegerField(default=0)  # 0: seen in the workspace diff
+    matched = models.TextField()
+    status = models.CharField(max_length=12, choices=Status.choices, default=Status.OPEN)
+    # A default rather than auto_now_add: ingest builds the row before it is inserted.
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["step", "id"]
+        constraints = [
+            # A scan run again adds nothing it already found.
+            models.UniqueConstraint(
+                fields=["trial", "detector", "step", "matched"], name="integrity_finding_unique"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.detector} at step {self.step}"
+
+    @property
+    def key(self) -> tuple[str, int, str]:
+        return (self.detector, self.step, self.matched)
+
+    @property
+    def is_confirmed(self) -> bool:
+        return self.status == self.Status.CONFIRMED
 
 
 class TrialDetail(models.Model):

@@ -87,9 +87,9 @@ def purge_review_data() -> None:
     that need an empty database.
 
     Annotations and adjudications (review migrations 0002 and 0005), gold labels, step
-    comments and the defect ledger (`rewards.append_only`) are append-only by trigger; the
-    triggers are dropped for the purge and put back at once, exactly as the migrations made
-    them.
+    comments, the defect ledger and finding reviews (`rewards.append_only`) are append-only
+    by trigger; the triggers are dropped for the purge and put back at once, exactly as the
+    migrations made them.
     """
     import importlib
 
@@ -99,6 +99,7 @@ def purge_review_data() -> None:
         Adjudication,
         Annotation,
         DefectEntry,
+        FindingReview,
         GoldLabel,
         JudgmentTally,
         LatestJudgment,
@@ -109,7 +110,12 @@ def purge_review_data() -> None:
     from rewards.models import Job, Task
 
     # Append-only tables made by `rewards.append_only` (migrations after review 0011).
-    later = [GoldLabel._meta.db_table, StepComment._meta.db_table, DefectEntry._meta.db_table]
+    later = [
+        GoldLabel._meta.db_table,
+        StepComment._meta.db_table,
+        DefectEntry._meta.db_table,
+        FindingReview._meta.db_table,
+    ]
 
     migrations = [
         importlib.import_module("review.migrations.0002_annotation_append_only"),

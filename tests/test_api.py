@@ -942,6 +942,7 @@ def test_the_openapi_schema_describes_every_operation(client: Client) -> None:
         "/api/trials/{trial_id}",
         "/api/trials/{trial_id}/annotations",
         "/api/trials/{trial_id}/comments",
+        "/api/trials/{trial_id}/findings",
         "/api/jobs",
         "/api/jobs/{job_id}",
         "/api/ingest",
@@ -956,7 +957,7 @@ def test_the_openapi_schema_describes_every_operation(client: Client) -> None:
         "/api/defects/manifest",
     }
     names = {p["name"] for p in schema["paths"]["/api/trials"]["get"]["parameters"]}
-    assert {"limit", "cursor", "agent", "reward_min", "disagreement", "sort"} <= names
+    assert {"limit", "cursor", "agent", "reward_min", "disagreement", "integrity", "sort"} <= names
     assert "after" not in names
     assert "TrialBundle" in schema["components"]["schemas"]
     assert schema["components"]["securitySchemes"]["TokenAuth"]["scheme"] == "bearer"

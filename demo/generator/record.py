@@ -279,6 +279,11 @@ def _trajectory(ctx: TrialContext, final: str) -> dict[str, Any]:
     if ctx.compact and not ctx.long:
         # The fast path stores a million of these: keep the tool call that matters.
         calls = calls[1:2]
+    if "tests_unmodified" in ctx.failing:
+        # The edit its workspace diff shows (`_DIFF_HUNKS`), made in a step: the trial page's
+        # integrity card links the finding to it.
+        edit = "sed -i 's/12, 13, 14]/12, 13, 15]/' tests/test_core.py"
+        calls.append(("bash", {"command": edit}, ""))
     if ctx.long:
         extra = 2 if ctx.compact else 60
         calls += [("bash", {"command": f"grep -rn case_{n} ."}, "no matches") for n in range(extra)]

@@ -32,13 +32,15 @@ from review.models import (
     MAX_COMMENT_RANGE,
     Annotation,
     CommentTargetError,
+    FindingReview,
     ReviewerProfile,
     StepComment,
     add_annotation,
     add_step_comment,
 )
+from review.pages.integrity import label_of
 from rewards.export import bundle_queryset
-from rewards.models import Trial
+from rewards.models import IntegrityFinding, Trial
 from rewards.schemas import TrialBundle
 
 
@@ -66,6 +68,10 @@ class TrialListItem(Schema):
     gate_disagreement: str
     human_judgment: str = Field(description="pass, fail, defer, mixed, or empty: unreviewed")
     human_disagreement: str
+    integrity: str = Field(
+        description="reward-integrity findings: flagged (unsettled), confirmed (a person "
+        "confirmed one), dismissed (all dismissed), or empty: none"
+    )
     annotation_count: int
     started_at: datetime | None
     finished_at: datetime | None
@@ -154,6 +160,23 @@ class AnnotationOut(Schema):
             seconds_to_review=annotation.seconds_to_review,
             guideline_version=annotation.guideline_version,
         )
+
+
+class FindingReviewOut(Schema):
+    reviewer: str
+    created_at: datetime
+    decision: str = Field(description="confirmed or dismissed")
+    rationale: str
+
+
+class FindingOut(Schema):
+    id: int
+    detector: str
+    label: str = Field(description="what the detector looks for")
+    step: int | None = Field(description="the trajectory step (1-based); null: workspace diff")
+    matched: str = Field(description="the command or diff text the detector matched")
+    status: str = Field(description="open, or the latest review's decision")
+    reviews: list[FindingReviewOut] = Field(description="oldest first; append-only")
 
 
 class AnnotationIn(StrictIn):
@@ -330,6 +353,43 @@ def list_annotations(request: HttpRequest, trial_id: int) -> list[AnnotationOut]
     """Every annotation of the trial, oldest first (append-only: none is ever changed)."""
     trial = _trial_or_404(trial_id)
     return [AnnotationOut.of(a) for a in Annotation.objects.for_trial(trial).history()]
+
+
+@router.get(
+    "/trials/{int:trial_id}/findings",
+    response={200: list[FindingOut], 404: ErrorOut, **ERRORS},
+    summary="A trial's reward-integrity findings, with their confirmations and dismissals",
+)
+def list_findings(request: HttpRequest, trial_id: int) -> list[FindingOut]:
+    """What the integrity detectors saw, in step order, each with the people who settled it.
+    A confirmed finding never changes the stored reward."""
+    trial = _trial_or_404(trial_id)
+    reviews: dict[int, list[FindingReviewOut]] = {}
+    for review in (
+        FindingReview.objects.filter(finding__trial=trial)
+        .select_related("reviewer")
+        .order_by("created_at", "id")
+    ):
+        reviews.setdefault(review.finding_id, []).append(
+            FindingReviewOut(
+                reviewer=review.reviewer.get_username(),
+                created_at=review.created_at,
+                decision=review.decision,
+                rationale=review.rationale,
+            )
+        )
+    return [
+        FindingOut(
+            id=f.pk,
+            detector=f.detector,
+            label=label_of(f.detector),
+            step=f.step or None,
+            matched=f.matched,
+            status=f.status,
+            reviews=reviews.get(f.pk, []),
+        )
+        for f in IntegrityFinding.objects.filter(trial=trial).order_by("step", "id")
+    ]
 
 
 @router.post(

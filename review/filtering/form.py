@@ -75,6 +75,14 @@ PROBLEM_CHOICES = [
     (WITH_PROBLEMS, "Has ingestion problems"),
     (WITHOUT_PROBLEMS, "No ingestion problems"),
 ]
+INTEGRITY_ANY = "any"
+INTEGRITY_CHOICES = [
+    (ANY, "Any"),
+    (INTEGRITY_ANY, "Any finding"),
+    ("flagged", "Flagged, not settled"),
+    ("confirmed", "Confirmed"),
+    ("dismissed", "Dismissed"),
+]
 SCORER_CHOICES = [(ANY, "Any"), ("PASS", "PASS"), ("FAIL", "FAIL"), (NOT_RUN, "No scorers")]
 JUDGE_CHOICES = [
     (ANY, "Any"),
@@ -167,6 +175,8 @@ class TrialFilterForm(forms.Form):
         widget=forms.DateInput(attrs={"type": "date"}, format="%Y-%m-%d"),
     )
     disagreement = forms.ChoiceField(choices=DISAGREEMENT_CHOICES, required=False)
+    # Reward-integrity findings (rewards.integrity): where the trial's stand.
+    integrity = forms.ChoiceField(choices=INTEGRITY_CHOICES, required=False, label="Integrity")
     failure_mode = forms.CharField(required=False, max_length=255, label="Failure mode")
     error_category = forms.CharField(required=False, max_length=255, label="Error category")
     problems = forms.ChoiceField(choices=PROBLEM_CHOICES, required=False, label="Ingestion")
@@ -280,6 +290,7 @@ class TrialFilterForm(forms.Form):
                 "human_judgment",
                 "reviewed_by",
                 "disagreement",
+                "integrity",
             ),
         ),
         ("Failures", ("failure_mode", "error_category", "problems")),
@@ -346,6 +357,13 @@ class TrialFilterForm(forms.Form):
         if (day := value("reviewed_by")) is not None:
             queryset = queryset.filter(reviewed_by(day))
         queryset = self._filter_disagreement(queryset, value("disagreement"))
+        if integrity := value("integrity"):
+            # Both read trial_integrity_idx.
+            queryset = (
+                queryset.integrity_flagged()
+                if integrity == INTEGRITY_ANY
+                else queryset.filter(integrity=integrity)
+            )
         if failure_mode := value("failure_mode"):
             queryset = queryset.filter(failure_mode=exact_or_none(failure_mode))
         if problems := value("problems"):

@@ -27,6 +27,7 @@ ROW_FIELDS = (
     "human_judgment",
     "gate_disagreement",
     "human_disagreement",
+    "integrity",  # the reward cell's integrity marker
     "job__name",
     "task__name",
     "task__source",

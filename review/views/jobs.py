@@ -12,7 +12,7 @@ from django.views.decorators.vary import vary_on_headers
 from review.http import HttpRequest, wants_fragment
 from review.pages.exclusion_note import exclusion_note
 from review.pages.job_figures import JobFigures
-from review.roles import browse_required
+from review.roles import browse_required, can_ingest
 from review.science import calibration, exclusions, plots
 from review.science.stats import job_tally_rows, jobs_page
 from rewards.models import Job
@@ -70,6 +70,7 @@ def job_detail(request: HttpRequest, pk: int) -> HttpResponse:
         # Beside the judge's pass rate, corrected for its measured error (not kept with the
         # figures: a new label anywhere can change it).
         "corrected_rates": calibration.job_corrected_rates([job])[job.pk],
+        "can_scan": can_ingest(request.user),
     }
     if wants_fragment(request):
         # A running job's page asks again every few seconds: the figures and the state.

@@ -42,6 +42,7 @@ from review.models import (
     add_step_comment,
 )
 from review.pages import presenters
+from review.pages.integrity import integrity_context
 from review.pages.navigation import TrialNav, trial_url
 from review.roles import (
     annotate_required,
@@ -429,6 +430,7 @@ def _page_context(
         "human_explanation": presenters.DISAGREEMENT_EXPLANATIONS.get(trial.human_disagreement, ""),
         **tabs,
         "ingest_problems": presenters.ingest_problems(tabs["detail"]),
+        **integrity_context(trial, nav, request.user),
         **_annotations_context(request, trial, nav, form, comments=comments),
         **_comment_form_context(request, trial, state, nav, comment_form, comments),
         "gold": _gold_context(request, trial),

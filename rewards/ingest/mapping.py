@@ -15,9 +15,11 @@ from typing import Any
 from django.db import models
 
 from rewards import rules, schemas
+from rewards.integrity.detectors import Finding, TaskPaths, scan
 from rewards.models import (
     ErrorTag,
     EvaluationResult,
+    IntegrityFinding,
     JudgeVerdict,
     ScorerResult,
     Trial,
@@ -39,6 +41,7 @@ CHILD_MODELS: tuple[type[models.Model], ...] = (
     ScorerResult,
     JudgeVerdict,
     ErrorTag,
+    IntegrityFinding,
 )
 
 
@@ -67,7 +70,20 @@ def child_values(
         ScorerResult: [ScorerResult.values_of(i, s) for i, s in enumerate(bundle.scorers)],
         JudgeVerdict: [JudgeVerdict.values_of(v) for v in bundle.judge_verdicts],
         ErrorTag: [ErrorTag.values_of(t) for t in bundle.error_tags],
+        IntegrityFinding: [finding_values(f) for f in findings_of(bundle)],
     }
+
+
+def findings_of(bundle: TrialBundle) -> list[Finding]:
+    """The reward-integrity findings of a bundle's trajectory and workspace diff."""
+    task = bundle.task
+    paths = TaskPaths.of(task.verifier_script, task.reward_path, task.details_path)
+    return scan(bundle.trial.trajectory, bundle.trial.workspace_diff, paths)
+
+
+def finding_values(finding: Finding) -> dict[str, Any]:
+    """A finding's columns (the link to its trial aside)."""
+    return {"detector": finding.detector, "step": finding.step or 0, "matched": finding.matched}
 
 
 def child_rows(

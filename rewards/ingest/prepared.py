@@ -22,7 +22,7 @@ from rewards.ingest.digest import as_stored
 from rewards.ingest.discover import Item, read_item
 from rewards.ingest.mapping import child_values, summary_of, trial_columns_of
 from rewards.ingest.outcomes import WRITE_ERRORS, WriteOutcome, db_reason
-from rewards.models import Trial, unsaved_values
+from rewards.models import Integrity, IntegrityFinding, Trial, unsaved_values
 from rewards.schemas import JobRecord, TaskRecord, TrialBundle
 
 log = logging.getLogger(__name__)
@@ -94,9 +94,14 @@ def prepare(bundle: TrialBundle, digest: str, *, fingerprint: str = "") -> Prepa
         )
     )
     trial["content_digest"], trial["source_fingerprint"] = digest, fingerprint
+    values_by_model = child_values(bundle, now)
+    # A new trial's findings are all open: flagged when it has any.
+    trial["integrity"] = Integrity.of(
+        IntegrityFinding.Status.OPEN for _ in values_by_model[IntegrityFinding]
+    )
     children = {
         model._meta.label: [row_of(model, unsaved_values(model, **values)) for values in rows]
-        for model, rows in child_values(bundle, now).items()
+        for model, rows in values_by_model.items()
     }
     problems = record.ingest_problems
     first = ""

@@ -34,9 +34,11 @@ from rewards.ingest.mapping import (
 )
 from rewards.ingest.outcomes import WRITE_ERRORS, StoredTrial, WriteOutcome, db_reason
 from rewards.ingest.prepared import PreparedTrial, prepare_or_refuse
+from rewards.integrity.store import sync_findings
 from rewards.models import (
     ErrorTag,
     EvaluationResult,
+    IntegrityFinding,
     Job,
     JudgeVerdict,
     ScorerResult,
@@ -321,6 +323,8 @@ class BundleWriter:
         ScorerResult.objects.bulk_create(_of(rows, ScorerResult))
         trial.error_tags.all().delete()
         ErrorTag.objects.bulk_create(_of(rows, ErrorTag))
+        # Findings a person settled stay; the others follow the new trajectory.
+        sync_findings(trial, [f.key for f in _of(rows, IntegrityFinding)])
 
         summary_fields = trial.refresh_summary()
         # Not a full save: human_judgment and annotation_count belong to the review app,

@@ -25,8 +25,9 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any
 
+from rewards.diffs import SKIP_MARKERS, FileLines
 from rewards.scoring import config
-from rewards.scoring.workspace import Changes, FileLines
+from rewards.scoring.workspace import Changes
 
 PASS, FAIL, NA = "PASS", "FAIL", "N/A"
 OUTPUT_TAIL_CHARS = 4000
@@ -68,19 +69,8 @@ DEFAULT_TEST_GLOBS = (
     "*Test.java",
 )
 
-# Seed 003's heuristic detectors read line diffs; these count markers per line.
-SKIP_MARKERS = re.compile(
-    r"pytest\.mark\.(?:skip|skipif|xfail)\b"
-    r"|\bpytest\.(?:skip|xfail|importorskip)\s*\("
-    r"|@(?:unittest\.)?skip(?:If|Unless)?\b"
-    r"|\bskipTest\s*\("
-    r"|@(?:unittest\.)?expectedFailure\b"
-    r"|\b(?:it|test|describe|context)\.(?:skip|todo)\b"
-    r"|\bx(?:it|test|describe)\s*\("
-    r"|\bt\.Skip(?:Now|f)?\s*\("
-    r"|#\[ignore\]"
-    r"|@(?:Disabled|Ignore)\b"
-)
+# Seed 003's heuristic detectors read line diffs; these (and rewards.diffs.SKIP_MARKERS) count
+# markers per line.
 ASSERTIONS = re.compile(
     r"\bassert\w*!?"  # assert, assertEqual, assert_eq!, assert.equal
     r"|\bexpect\s*\("
