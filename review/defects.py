@@ -21,7 +21,6 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from django.conf import settings
-from django.core.cache import cache
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import Count, OuterRef, QuerySet, Subquery
@@ -29,6 +28,7 @@ from django.urls import Resolver404, resolve
 from django.utils.http import url_has_allowed_host_and_scheme
 
 from review.models import DefectEntry
+from rewards.cache import forget_left_out
 from rewards.models import Task, Trial
 
 State = DefectEntry.State
@@ -37,13 +37,6 @@ MAX_LINK_LENGTH = 500
 _FRAGMENT = re.compile(r"[A-Za-z0-9_-]{1,64}")
 # A bare number is a trial id.
 _TRIAL_ID = re.compile(r"[0-9]{1,18}")
-
-
-# The tasks confirmed defective now, kept in the shared cache: every job page and comparison
-# asks, and the ledger changes rarely. Dropped when an entry is recorded (`record`); the TTL
-# bounds what a write outside it leaves stale.
-CONFIRMED_KEY = "defects:confirmed:v1"
-CONFIRMED_TTL = 300
 
 
 class LedgerRefused(Exception):
@@ -165,20 +158,9 @@ def record(
             rationale=rationale,
             evidence=list(evidence),
         )
-        # Dropped now and again once committed, so that a page that filled it in between
-        # (with the ledger before this entry) does not keep it.
-        cache.delete(CONFIRMED_KEY)
-        transaction.on_commit(lambda: cache.delete(CONFIRMED_KEY))
+        # What pass rates leave out is kept (review.science.exclusions): read afresh.
+        forget_left_out()
     return entry
-
-
-def confirmed_task_ids() -> frozenset[int]:
-    """The tasks whose newest entry confirms them defective: from the cache, else one query."""
-    kept: list[int] | None = cache.get(CONFIRMED_KEY)
-    if kept is None:
-        kept = sorted(DefectEntry.objects.confirmed().values_list("task_id", flat=True))
-        cache.set(CONFIRMED_KEY, kept, CONFIRMED_TTL)
-    return frozenset(kept)
 
 
 @dataclass(frozen=True)

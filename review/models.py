@@ -26,6 +26,7 @@ from django.db.models import F, OuterRef, Q, Subquery
 from django.utils import timezone
 
 from rewards import reports
+from rewards.cache import forget_left_out
 from rewards.models import IntegrityFinding, Trial, TrialDetail
 
 # The gates a judgment is tallied under, in the order of the tally's key columns: the
@@ -1188,4 +1189,5 @@ def review_finding(
         # the trial's human judgment); the history stays in FindingReview.
         IntegrityFinding.objects.filter(pk=finding.pk).update(status=decision)
         trial.record_integrity()
+        forget_left_out()
     return review

@@ -32,9 +32,11 @@ process makes (a job saved, an ingest) reaches them all.
   `ALIGNMENT_TTL` as `…:head` and `…:<page size>:<page>` (the rows of each page). The page
   showing it keeps each rendered page under the same key (`{% cache %}` aligned-steps).
   Bump `v1` when `rewards.alignment.Head` or `Row` changes shape.
-- `defects:confirmed:v1` (review.defects.CONFIRMED_KEY): the tasks confirmed defective now
-  (what the job page, compare and agreement leave out by default); dropped when a ledger
-  entry is recorded, kept at most 300 s.
+- `exclusions:named:v1` (`LEFT_OUT`): what pass rates leave out by default
+  (review.science.exclusions.named_now): the tasks confirmed defective and the trials with a
+  confirmed reward hack, read in one query. Dropped (`forget_left_out`) when a ledger entry
+  is recorded (review.defects.record) and when a finding is confirmed or dismissed
+  (review.models.review_finding); kept at most `LEFT_OUT_TTL`.
 - `template.cache.<fragment>.*`: page fragments kept by `{% cache %}` under what they show:
   the explorer's rows (their values and links), agreement's report, a job's figures and
   compare's job pickers, each under `fingerprint` of its data or the rows themselves, so a
@@ -108,6 +110,18 @@ def calibration_key(*inputs: Hashable) -> str:
 
 def judge_versions_key(job_id: int, newest_verdict: int | None) -> str:
     return f"judge-versions:v1:{job_id}:{newest_verdict}"
+
+
+# --- what pass rates leave out ------------------------------------------------------------------
+LEFT_OUT = "exclusions:named:v1"
+LEFT_OUT_TTL = 300
+
+
+def forget_left_out() -> None:
+    """Drop the kept list now and again once the transaction commits, so that a page that
+    filled it in between (without the new record) does not keep it."""
+    cache.delete(LEFT_OUT)
+    transaction.on_commit(lambda: cache.delete(LEFT_OUT))
 
 
 # --- a user's roles ----------------------------------------------------------------------------

@@ -422,7 +422,12 @@ def test_an_export_of_a_job_lists_the_excluded_tasks_and_confirmed_entries_in_it
     assert response.status_code == 200
     manifest = response.json()
     assert manifest["filter"] == f"job={a.pk}"
-    (defective,) = manifest["left_out"]
+    defective, hacks = manifest["left_out"]
+    assert (hacks["reason"], hacks["switch"], hacks["trials"]) == (
+        "confirmed_hack",
+        "include_hacks=1",
+        0,
+    )
     assert (defective["reason"], defective["switch"], defective["trials"]) == (
         "defective_task",
         "include_defective=1",

@@ -441,3 +441,73 @@ def test_the_manifest_names_each_confirmed_finding_with_its_standing_confirmatio
         "checked again: reward.txt came from the agent",
     )
     assert confirmed_findings(Trial.objects.filter(name="t-flagged")) == []
+
+
+# --- pass rates: a confirmed hack is left out behind a switch -------------------------------------
+def _stat(html: str, label: str) -> str:
+    import re
+
+    found = re.search(
+        rf'<div class="stat-label">{label}</div><div class="stat-value">([^<]*)</div>', html
+    )
+    assert found, label
+    return found.group(1)
+
+
+def test_confirming_a_hack_changes_the_job_page_and_compare_only_through_the_switch(
+    client: Client,
+) -> None:
+    hacked = hacked_trial("run-hack", reward=1.0)
+    for i in range(3):
+        f.make_trial(name=f"honest-{i}", job=hacked.job.name, reward=0.0, judges=[])
+    other = f.make_trial(name="other-run", job="nightly-b", reward=0.0, judges=[])
+    rewards_before = dict(Trial.objects.values_list("pk", "reward"))
+    f.login(client, "ann", "analyst")
+    job_url = f"/jobs/{hacked.job_id}/"
+    before = client.get(job_url).content.decode()
+    assert _stat(before, "Trials") == "4"
+    assert _stat(before, "Mean reward") == "0.250"
+    # Flagged is not enough: only a person's confirmation leaves the trial out.
+    finding = hacked.integrity_findings.get()
+    review_finding(
+        finding_id=finding.pk,
+        trial_id=hacked.pk,
+        reviewer=f.make_user("ed", "expert"),
+        decision="confirmed",
+        rationale="wrote reward.txt itself",
+    )
+    after = client.get(job_url).content.decode()
+    assert _stat(after, "Trials") == "3"
+    assert _stat(after, "Mean reward") == "0.000"
+    assert "1 trial of 1 task left out" in after
+    assert "trials with a confirmed reward hack" in after
+    switched = client.get(f"{job_url}?include_hacks=1").content.decode()
+    assert _stat(switched, "Trials") == "4"
+    assert _stat(switched, "Mean reward") == "0.250"
+    assert "counted" in switched
+
+    compare = client.get(f"/compare/?a={hacked.job_id}&b={other.job_id}").content.decode()
+    assert "left out" in compare
+    assert "include_hacks=1" in compare
+    # The stored reward never changes.
+    assert dict(Trial.objects.values_list("pk", "reward")) == rewards_before
+
+
+def test_the_export_manifest_lists_a_confirmed_hack_with_who_confirmed_it(client: Client) -> None:
+    hacked = hacked_trial("run-hack")
+    review_finding(
+        finding_id=hacked.integrity_findings.get().pk,
+        trial_id=hacked.pk,
+        reviewer=f.make_user("ed", "expert"),
+        decision="confirmed",
+        rationale="wrote reward.txt itself",
+    )
+    f.login(client, "ann", "analyst")
+    manifest = client.get(f"/export/manifest.json?job={hacked.job_id}").json()
+    hacks = next(r for r in manifest["left_out"] if r["reason"] == "confirmed_hack")
+    assert hacks["trials"] == 1
+    (listed,) = hacks["trial_ids"]
+    assert listed["trial_id"] == hacked.pk
+    assert listed["why"]["confirmed_by"] == "ed"
+    assert listed["why"]["rationale"] == "wrote reward.txt itself"
+    assert [e["trial_id"] for e in manifest["confirmed_entries"]] == [hacked.pk]

@@ -7,7 +7,8 @@ per reason, `?include_defective=1`) puts them back.
 
 A reason names tasks (every trial of a task that is confirmed defective) or single trials
 (a confirmed reward hack): `Reason.excluded()` gives both, and the rest of this module does
-not care which. Reasons today: `DefectiveTasks` (the ledger, `review.defects`).
+not care which. Reasons today: `DefectiveTasks` (the ledger, `review.defects`) and
+`ConfirmedHacks` (reward-integrity findings a person confirmed, `review.integrity`).
 
 The pages' figures come from kept tallies (`review.science.job_tallies`), which count every
 trial. The trials left out are few (a task's, not a job's), so their contribution is counted
@@ -24,12 +25,15 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from django import forms
+from django.core.cache import cache
 from django.db import connection
 from django.db.models import Count, Q, QuerySet
 
-from review import defects
+from review import defects, integrity
+from review.models import DefectEntry
 from review.science import job_tallies
-from rewards.models import Trial
+from rewards.cache import LEFT_OUT, LEFT_OUT_TTL
+from rewards.models import Integrity, Trial
 
 
 @dataclass(frozen=True)
@@ -59,6 +63,32 @@ class Reason(Protocol):
         ...
 
 
+def named_now() -> Excluded:
+    """The tasks confirmed defective and the trials with a confirmed reward hack, now: kept
+    in the shared cache (`rewards.cache.LEFT_OUT`, dropped when either changes), else read in
+    one query. Every job page, comparison and agreement page asks; both change rarely."""
+    kept: tuple[list[int], list[int]] | None = cache.get(LEFT_OUT)
+    if kept is None:
+        # One statement for both: the ORM's union refuses the ordered subquery that finds each
+        # task's newest entry, so it is written here (portable SQL; names from the models).
+        entries = DefectEntry._meta.db_table
+        trials = Trial._meta.db_table
+        sql = (
+            f"SELECT 'task', d.task_id FROM {entries} d WHERE d.state = %s"  # noqa: S608
+            f" AND d.id = (SELECT MAX(e.id) FROM {entries} e WHERE e.task_id = d.task_id)"
+            f" UNION ALL SELECT 'trial', t.id FROM {trials} t WHERE t.integrity = %s"
+        )
+        with connection.cursor() as cursor:
+            cursor.execute(sql, [DefectEntry.State.CONFIRMED, Integrity.CONFIRMED])
+            rows = cursor.fetchall()
+        kept = (
+            sorted(pk for kind, pk in rows if kind == "task"),
+            sorted(pk for kind, pk in rows if kind == "trial"),
+        )
+        cache.set(LEFT_OUT, kept, LEFT_OUT_TTL)
+    return Excluded(frozenset(kept[0]), frozenset(kept[1]))
+
+
 class DefectiveTasks:
     """Every trial of a task whose newest ledger entry confirms it defective."""
 
@@ -67,8 +97,8 @@ class DefectiveTasks:
     param = "include_defective"
 
     def excluded(self) -> Excluded:
-        """The tasks confirmed defective now: kept in the cache (`defects.confirmed_task_ids`)."""
-        return Excluded(task_ids=defects.confirmed_task_ids())
+        """The tasks confirmed defective now (kept, `named_now`)."""
+        return Excluded(task_ids=named_now().task_ids)
 
     def records(self, excluded: Excluded) -> list[dict[str, Any]]:
         """The confirming entries of the tasks (each task's newest): one query."""
@@ -76,7 +106,24 @@ class DefectiveTasks:
         return [defects.entry_dict(entry) for entry in entries]
 
 
-REASONS: tuple[Reason, ...] = (DefectiveTasks(),)
+class ConfirmedHacks:
+    """Each trial with a reward-integrity finding a person confirmed: the reward was reached,
+    not earned. Its stored reward is unchanged."""
+
+    key = "confirmed_hack"
+    label = "trials with a confirmed reward hack"
+    param = "include_hacks"
+
+    def excluded(self) -> Excluded:
+        """The trials with a confirmed finding now (kept, `named_now`)."""
+        return Excluded(trial_ids=named_now().trial_ids)
+
+    def records(self, excluded: Excluded) -> list[dict[str, Any]]:
+        """The confirmed findings of the trials, with who confirmed them and why: one query."""
+        return integrity.confirmed_findings(Trial.objects.filter(pk__in=sorted(excluded.trial_ids)))
+
+
+REASONS: tuple[Reason, ...] = (DefectiveTasks(), ConfirmedHacks())
 
 
 class SwitchForm(forms.Form):
