@@ -61,6 +61,10 @@ RUNNERS_PER_BATCH = 4
 # concurrency of trials, then hands on to a successor, so a worker stopped with SIGTERM soon
 # finishes its task in hand, and batches queued together take turns.
 ROUNDS_PER_RUN = 25
+# How long an answer may wait to be stored with others (seconds): a round of answers costs
+# a runner about as much to store as one answer, and the heartbeat keeps their items
+# meanwhile (a runner killed before storing them leaves them to be asked again).
+STORE_WITHIN_S = 0.25
 
 
 def lease() -> timedelta:
@@ -130,8 +134,8 @@ def run(
     Up to `TRIALDESK_JUDGE_CONCURRENCY` calls are in flight at once, on the event loop of
     `JudgeCalls` (one thread, one connection pool). Everything that touches the database
     happens here, in the runner's own thread and connection, between waits for answers:
-    claiming, reading each trial, storing each verdict under its claim, and one heartbeat
-    for every item in flight."""
+    claiming, reading the claimed trials together, storing the answers in hand together
+    (each verdict under its claim), and one heartbeat for every item in flight."""
     try:
         settings = judge or JudgeSettings.from_env()
     except JudgeNotConfigured as exc:
@@ -142,7 +146,11 @@ def run(
     taken = 0
     claiming = True
     in_flight: dict[Future[schemas.JudgeVerdict], _Job] = {}
+    # Answers are stored together, once half the calls in flight have answered or the first
+    # has waited STORE_WITHIN_S (at once when no call is left in flight).
     answered: list[tuple[_Job, schemas.JudgeVerdict]] = []
+    store_at = max(1, settings.concurrency // 2)
+    store_by = 0.0
     with JudgeCalls(settings) as calls:
         while True:
             # The free slots' next calls go out before the answers in hand are stored: answers
@@ -156,12 +164,19 @@ def run(
                 taken += len(claimed)
                 for job in _prepare(claimed):
                     in_flight[calls.submit(job.data)] = job
-            _store(answered)
-            answered.clear()
+            if answered and (
+                not in_flight or len(answered) >= store_at or time.monotonic() >= store_by
+            ):
+                _store(answered)
+                answered.clear()
             if not in_flight:
                 return taken
-            until_beat = max(0.0, next_beat - time.monotonic())
-            done, _ = wait(in_flight, timeout=until_beat, return_when=FIRST_COMPLETED)
+            wake = min(next_beat, store_by) if answered else next_beat
+            done, _ = wait(
+                in_flight, timeout=max(0.0, wake - time.monotonic()), return_when=FIRST_COMPLETED
+            )
+            if done and not answered:
+                store_by = time.monotonic() + STORE_WITHIN_S
             answered.extend((in_flight.pop(future), future.result()) for future in done)
             if time.monotonic() >= next_beat:
                 _beat([*in_flight.values(), *(job for job, _ in answered)])
@@ -261,8 +276,11 @@ def _store(answered: list[tuple[_Job, schemas.JudgeVerdict]]) -> None:
     if not answered:
         return
     with transaction.atomic():
+        # SKIP LOCKED: on PostgreSQL an item another transaction holds is being put back in
+        # the queue (its lease ran out), so its answer is not this runner's to store; waiting
+        # on it while holding the round's other items could deadlock with that requeue.
         held = set(
-            GradingItem.objects.select_for_update()
+            GradingItem.objects.select_for_update(skip_locked=True)
             .filter(
                 pk__in=[job.item.pk for job, _ in answered],
                 claim__in={job.token for job, _ in answered},
