@@ -4,6 +4,7 @@ summary a new verdict leaves is the one the trial's rows give."""
 
 from __future__ import annotations
 
+import threading
 import uuid
 from collections.abc import Callable
 from concurrent.futures import Future
@@ -243,3 +244,39 @@ def test_a_single_verdict_is_stored_and_shown_like_a_rounds(
     recomputed = Trial.objects.select_related("task").get(pk=trial.pk)
     recomputed.refresh_summary()
     assert _summary(stored) == _summary(recomputed)
+
+
+class StaggeredJudge(InstantJudge):
+    """Answers each call `apart` seconds after the one before, from a thread of its own."""
+
+    apart = 0.02
+
+    def submit(self, data: JudgeInput) -> Future[schemas.JudgeVerdict]:
+        answered = super().submit(data)
+        future: Future[schemas.JudgeVerdict] = Future()
+        delay = StaggeredJudge.apart * len(InstantJudge.asked)
+        threading.Timer(delay, future.set_result, [answered.result()]).start()
+        return future
+
+
+def test_answers_are_stored_together_once_half_the_calls_in_flight_have_answered(
+    instant_judge: type[InstantJudge], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(batches, "JudgeCalls", StaggeredJudge)
+    rounds: list[int] = []
+    store = batches._store
+
+    def counted(answered: list[Any]) -> None:
+        rounds.append(len(answered))
+        store(answered)
+
+    monkeypatch.setattr(batches, "_store", counted)
+    trials = f.make_trials(8)
+    batch = tasks.start_batch([t.pk for t in trials])
+    # Eight calls in flight answering 20 ms apart: rounds of four (half of them), not eight
+    # rounds of one.
+    assert batches.run(batch.pk, _settings(8)) == 8
+    assert sum(rounds) == 8
+    assert rounds[0] >= 4
+    assert len(rounds) <= 2
+    assert JudgeVerdict.objects.filter(batch_item__batch=batch).count() == 8
