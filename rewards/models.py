@@ -2,8 +2,8 @@
 
 Trial carries summary columns (reward, gates, human judgment, disagreement) so the Data
 Explorer reads one table; they are written only by `Trial.refresh_summary`,
-`Trial.apply_summary` and `Trial.record_human_summary`, never by a view. Large blobs live in
-`TrialDetail`, a one-to-one side table that list queries never touch.
+`Trial.apply_summary`, `Trial.apply_verdict` and `Trial.record_human_summary`, never by a
+view. Large blobs live in `TrialDetail`, a one-to-one side table that list queries never touch.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import models
-from django.db.models import Exists, F, OuterRef, Q
+from django.db.models import Exists, F, OuterRef, Prefetch, Q, Subquery
 from django.db.models.functions import Coalesce
 from django.db.models.lookups import Exact, LessThan
 from django.utils import timezone
@@ -311,6 +311,60 @@ class TrialQuerySet(models.QuerySet["Trial"]):
         """What a list needs: the trial row with its job and task, never a blob."""
         return self.select_related("job", "task")
 
+    def for_judging(self) -> TrialQuerySet:
+        """What the judge reads about each trial (`rewards.scoring.grading.judge_input_of`), in
+        two queries whatever the number of trials: the columns it uses of the trial, its task
+        and its blobs, the expected outcome of its latest verdict (`latest_expected_outcome`,
+        None without one), then its scorers in order."""
+        latest = (
+            JudgeVerdict.objects.filter(trial=OuterRef("pk"))
+            .order_by(*LATEST_VERDICT_FIRST)
+            .values("expected_outcome")[:1]
+        )
+        return (
+            self.select_related("task", "detail")
+            .only(*JUDGED_TRIAL_COLUMNS)
+            .annotate(latest_expected_outcome=Subquery(latest))
+            .prefetch_related(Prefetch("scorers", ScorerResult.objects.order_by("position")))
+        )
+
+    def for_new_verdicts(self) -> TrialQuerySet:
+        """What adding a verdict reads of the trial (`Trial.apply_verdict`): its scorers'
+        overall verdict and the time of its latest verdict (`latest_scored_at`, None without
+        one or when none has a time), to tell whether the new one is shown."""
+        latest = (
+            JudgeVerdict.objects.filter(trial=OuterRef("pk"))
+            .order_by(*LATEST_VERDICT_FIRST)
+            .values("scored_at")[:1]
+        )
+        return self.only("scorer_verdict").annotate(latest_scored_at=Subquery(latest))
+
+
+# The columns `TrialQuerySet.for_judging` reads: the judge input's, not the summary's.
+JUDGED_TRIAL_COLUMNS = (
+    "reward",
+    "exception_type",
+    "exception_message",
+    "source_path",
+    "task__instruction",
+    "task__scorer_specs",
+    *(
+        f"detail__{name}"
+        for name in (
+            "trajectory",
+            "workspace_diff",
+            "command",
+            "exit_code",
+            "stdout_tail",
+            "stderr_tail",
+            "final_response",
+            "exception_traceback",
+            "verifier_stdout",
+            "ctrf",
+        )
+    ),
+)
+
 
 class Trial(models.Model):
     class Status(models.TextChoices):
@@ -509,6 +563,28 @@ class Trial(models.Model):
             judge_model=judge.judge_model if judge else "",
         )
         return self.apply_summary(summary)
+
+    def apply_verdict(self, verdict: JudgeVerdict, *, advisory_failed: bool) -> dict[str, Any]:
+        """Set the summary's judged columns (`rules.JUDGED_SUMMARY_FIELDS`) to this verdict's,
+        now the one shown; returns them. The other columns stay as stored: every writer of
+        the results, scorers and tags they come from refreshes them (under the trial's row
+        lock), and a verdict changes none of them. `advisory_failed`: whether an advisory
+        scorer of the trial failed (`rules.advisory_failed`)."""
+        values = rules.judged_summary(
+            scorer_verdict=self.scorer_verdict,
+            advisory_fail=advisory_failed,
+            judge_verdict=verdict.verdict,
+            failure_mode=verdict.failure_mode,
+            judge_tiles=(
+                verdict.task_completion,
+                verdict.instruction_adherence,
+                verdict.efficiency,
+            ),
+            judge_model=verdict.judge_model,
+        )
+        for name, value in values.items():
+            setattr(self, name, value)
+        return values
 
     def apply_summary(self, summary: rules.TrialSummary) -> list[str]:
         values = self.summary_values(summary, self.human_judgment, self.task.pass_threshold)

@@ -399,13 +399,49 @@ def summarise(
         is_valid=is_valid,
         scorer_verdict=overall,
         scorer_mean=scorers_mean(scorers),
-        judge_verdict=judge_verdict,
-        failure_mode=failure_mode if judge_verdict == FAIL else "",
         run_badge=run_badge(status, exception_type, verifier_completed),
-        gate_disagreement=gate_disagreement(overall, judge_verdict, advisory_failed(scorers)),
-        judge_task_completion=judge_tiles[0],
-        judge_instruction_adherence=judge_tiles[1],
-        judge_efficiency=judge_tiles[2],
         error_categories=join_categories(error_categories),
-        judge_model=judge_model,
+        **judged_summary(
+            scorer_verdict=overall,
+            advisory_fail=advisory_failed(scorers),
+            judge_verdict=judge_verdict,
+            failure_mode=failure_mode,
+            judge_tiles=judge_tiles,
+            judge_model=judge_model,
+        ),
     )
+
+
+# The summary columns that the shown verdict decides, with the scorers' overall verdict and
+# whether an advisory scorer failed (`judged_summary`).
+JUDGED_SUMMARY_FIELDS = (
+    "judge_verdict",
+    "failure_mode",
+    "gate_disagreement",
+    "judge_task_completion",
+    "judge_instruction_adherence",
+    "judge_efficiency",
+    "judge_model",
+)
+
+
+def judged_summary(
+    *,
+    scorer_verdict: str,
+    advisory_fail: bool,
+    judge_verdict: str,
+    failure_mode: str,
+    judge_tiles: tuple[int | None, int | None, int | None],
+    judge_model: str,
+) -> dict[str, Any]:
+    """The summary's JUDGED_SUMMARY_FIELDS for the verdict shown: the rest of the summary does
+    not depend on it, so a new verdict changes only these (`summarise` computes them here)."""
+    return {
+        "judge_verdict": judge_verdict,
+        "failure_mode": failure_mode if judge_verdict == FAIL else "",
+        "gate_disagreement": gate_disagreement(scorer_verdict, judge_verdict, advisory_fail),
+        "judge_task_completion": judge_tiles[0],
+        "judge_instruction_adherence": judge_tiles[1],
+        "judge_efficiency": judge_tiles[2],
+        "judge_model": judge_model,
+    }

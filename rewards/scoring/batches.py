@@ -29,6 +29,7 @@ import logging
 import os
 import time
 import uuid
+from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, wait
 from dataclasses import dataclass
@@ -36,12 +37,12 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.db import connection, transaction
-from django.db.models import Exists, OuterRef
+from django.db.models import Exists, F, OuterRef
 from django.utils import timezone
 
 from rewards import schemas
 from rewards.models import GradingBatch, GradingItem, JudgeVerdict, Trial
-from rewards.scoring.grading import store_verdict, stored_judge_input
+from rewards.scoring.grading import judge_input_of, store_verdicts
 from rewards.scoring.judge import (
     JudgeCalls,
     JudgeInput,
@@ -60,6 +61,10 @@ RUNNERS_PER_BATCH = 4
 # concurrency of trials, then hands on to a successor, so a worker stopped with SIGTERM soon
 # finishes its task in hand, and batches queued together take turns.
 ROUNDS_PER_RUN = 25
+# How long an answer may wait to be stored with others (seconds): a round of answers costs
+# a runner about as much to store as one answer, and the heartbeat keeps their items
+# meanwhile (a runner killed before storing them leaves them to be asked again).
+STORE_WITHIN_S = 0.25
 
 
 def lease() -> timedelta:
@@ -112,7 +117,6 @@ class _Job:
 
     item: GradingItem
     token: uuid.UUID
-    trial: Trial
     data: JudgeInput
 
 
@@ -130,8 +134,8 @@ def run(
     Up to `TRIALDESK_JUDGE_CONCURRENCY` calls are in flight at once, on the event loop of
     `JudgeCalls` (one thread, one connection pool). Everything that touches the database
     happens here, in the runner's own thread and connection, between waits for answers:
-    claiming, reading each trial, storing each verdict under its claim, and one heartbeat
-    for every item in flight."""
+    claiming, reading the claimed trials together, storing the answers in hand together
+    (each verdict under its claim), and one heartbeat for every item in flight."""
     try:
         settings = judge or JudgeSettings.from_env()
     except JudgeNotConfigured as exc:
@@ -142,7 +146,11 @@ def run(
     taken = 0
     claiming = True
     in_flight: dict[Future[schemas.JudgeVerdict], _Job] = {}
+    # Answers are stored together, once half the calls in flight have answered or the first
+    # has waited STORE_WITHIN_S (at once when no call is left in flight).
     answered: list[tuple[_Job, schemas.JudgeVerdict]] = []
+    store_at = max(1, settings.concurrency // 2)
+    store_by = 0.0
     with JudgeCalls(settings) as calls:
         while True:
             # The free slots' next calls go out before the answers in hand are stored: answers
@@ -156,13 +164,19 @@ def run(
                 taken += len(claimed)
                 for job in _prepare(claimed):
                     in_flight[calls.submit(job.data)] = job
-            for job, record in answered:
-                _store(job, record)
-            answered.clear()
+            if answered and (
+                not in_flight or len(answered) >= store_at or time.monotonic() >= store_by
+            ):
+                _store(answered)
+                answered.clear()
             if not in_flight:
                 return taken
-            until_beat = max(0.0, next_beat - time.monotonic())
-            done, _ = wait(in_flight, timeout=until_beat, return_when=FIRST_COMPLETED)
+            wake = min(next_beat, store_by) if answered else next_beat
+            done, _ = wait(
+                in_flight, timeout=max(0.0, wake - time.monotonic()), return_when=FIRST_COMPLETED
+            )
+            if done and not answered:
+                store_by = time.monotonic() + STORE_WITHIN_S
             answered.extend((in_flight.pop(future), future.result()) for future in done)
             if time.monotonic() >= next_beat:
                 _beat([*in_flight.values(), *(job for job, _ in answered)])
@@ -176,9 +190,11 @@ def claim_next(batch_id: int, runner: str = "") -> tuple[GradingItem, uuid.UUID]
 
 
 def claim(batch_id: int, runner: str = "", count: int = 1) -> list[tuple[GradingItem, uuid.UUID]]:
-    """Up to `count` queued items of the batch, each marked running under a fresh token, in
-    one transaction: a runner fills its free slots at once."""
+    """Up to `count` queued items of the batch, marked running under a fresh token (one per
+    claim: with its item's id, it names the claim), in one transaction: a runner fills its
+    free slots at once."""
     now = timezone.now()
+    token = uuid.uuid4()
     with transaction.atomic():
         # SKIP LOCKED: runners on PostgreSQL pass over each other's rows instead of queueing on
         # them; SQLite takes its write lock up front (IMMEDIATE), one claim at a time. A
@@ -188,19 +204,23 @@ def claim(batch_id: int, runner: str = "", count: int = 1) -> list[tuple[Grading
             .select_for_update(skip_locked=True)
             .order_by("id")[:count]
         )
-        claimed = []
-        for item in items:
-            token = uuid.uuid4()
-            item.state = State.RUNNING
-            item.claim = token
-            item.runner = runner
-            item.heartbeat_at = item.started_at = now
-            item.attempts += 1
-            claimed.append((item, token))
-        GradingItem.objects.bulk_update(
-            items, ["state", "claim", "runner", "heartbeat_at", "started_at", "attempts"]
+        if not items:
+            return []
+        GradingItem.objects.filter(pk__in=[item.pk for item in items]).update(
+            state=State.RUNNING,
+            claim=token,
+            runner=runner,
+            heartbeat_at=now,
+            started_at=now,
+            attempts=F("attempts") + 1,
         )
-    return claimed
+    for item in items:
+        item.state = State.RUNNING
+        item.claim = token
+        item.runner = runner
+        item.heartbeat_at = item.started_at = now
+        item.attempts += 1
+    return [(item, token) for item in items]
 
 
 def judge_item(item: GradingItem, token: uuid.UUID, judge: JudgeSettings | None) -> None:
@@ -214,46 +234,74 @@ def judge_item(item: GradingItem, token: uuid.UUID, judge: JudgeSettings | None)
     except JudgeNotConfigured as exc:
         _finish(item, token, State.FAILED, f"the worker has no judge: {exc}")
         return
-    _store(job, ask_judge(job.data, settings))
+    _store([(job, ask_judge(job.data, settings))])
 
 
 def _prepare(claimed: list[tuple[GradingItem, uuid.UUID]]) -> Iterator[_Job]:
-    """The jobs of claimed items, each as soon as its input is read (their trials are read
-    in one query), leaving out the items there is nothing to ask the judge about: a verdict
-    is already stored for it (the item is done), its trial is gone, or its input cannot be
-    read (the item failed)."""
+    """The jobs of claimed items, their trials read together (`Trial.objects.for_judging`),
+    leaving out the items there is nothing to ask the judge about: a verdict is already
+    stored for it (the item is done), its trial is gone, or its input cannot be read (the
+    item failed)."""
     items = [item for item, _ in claimed]
     answered = set(
-        JudgeVerdict.objects.filter(batch_item__in=items).values_list("batch_item_id", flat=True)
+        JudgeVerdict.objects.filter(batch_item__in=items)
+        .order_by()
+        .values_list("batch_item_id", flat=True)
     )
-    trials = Trial.objects.select_related("task").in_bulk([item.trial_id for item in items])
     for item, token in claimed:
         if item.pk in answered:
             _finish(item, token, State.DONE)  # stored under an earlier claim: not asked again
-            continue
+    asked = [(item, token) for item, token in claimed if item.pk not in answered]
+    if not asked:
+        return
+    trials = Trial.objects.for_judging().in_bulk([item.trial_id for item, _ in asked])
+    for item, token in asked:
         trial = trials.get(item.trial_id)
         if trial is None:
             continue  # deleted since, and its item with it
         try:
-            data = stored_judge_input(trial)
+            data = judge_input_of(trial)
         except Exception as exc:
             log.exception("grading trial %s failed", item.trial_id)
             _finish(item, token, State.FAILED, f"grading failed ({type(exc).__name__}: {exc})")
             continue
-        yield _Job(item, token, trial, data)
+        yield _Job(item, token, data)
 
 
-def _store(job: _Job, record: schemas.JudgeVerdict) -> None:
-    # A judge that gave no usable answer still leaves its verdict (UNPARSEABLE, with the
-    # reason), and the item counts as failed with that reason.
-    failed = record.verdict == JudgeVerdict.Outcome.UNPARSEABLE
-    state, reason = (State.FAILED, record.reasoning) if failed else (State.DONE, "")
+def _store(answered: list[tuple[_Job, schemas.JudgeVerdict]]) -> None:
+    """Store a round of answers in one transaction. Each item is finished, and its verdict
+    stored, only while its claim is still this runner's: the items' rows stay locked until
+    the verdicts are stored beside them. A judge that gave no usable answer still leaves its
+    verdict (UNPARSEABLE, with the reason), and the item counts as failed with that reason."""
+    if not answered:
+        return
     with transaction.atomic():
-        # The item is finished only while the claim is still ours, and its row stays locked
-        # until the verdict is stored beside it, in this transaction.
-        if not _finish(job.item, job.token, state, reason):
-            return  # the lease was lost and the item claimed again: that claim stores it
-        store_verdict(job.trial, record, batch_item=job.item)
+        # SKIP LOCKED: on PostgreSQL an item another transaction holds is being put back in
+        # the queue (its lease ran out), so its answer is not this runner's to store; waiting
+        # on it while holding the round's other items could deadlock with that requeue.
+        held = set(
+            GradingItem.objects.select_for_update(skip_locked=True)
+            .filter(
+                pk__in=[job.item.pk for job, _ in answered],
+                claim__in={job.token for job, _ in answered},
+                state=State.RUNNING,
+            )
+            .order_by("pk")
+            .values_list("pk", "claim")
+        )
+        # The rest lost their lease and were claimed again: that claim stores them.
+        ours = [(job, record) for job, record in answered if (job.item.pk, job.token) in held]
+        outcomes: dict[tuple[str, str], list[int]] = defaultdict(list)
+        for job, record in ours:
+            failed = record.verdict == JudgeVerdict.Outcome.UNPARSEABLE
+            outcome = (State.FAILED, record.reasoning) if failed else (State.DONE, "")
+            outcomes[outcome].append(job.item.pk)
+        now = timezone.now()
+        for (state, reason), pks in outcomes.items():
+            GradingItem.objects.filter(pk__in=pks).update(
+                state=state, reason=reason, claim=None, finished_at=now
+            )
+        store_verdicts([(job.item.trial_id, record, job.item) for job, record in ours])
 
 
 def _fail_unjudged(batch_id: int, runner: str, reason: str, rounds: int | None) -> int:

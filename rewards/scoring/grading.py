@@ -12,14 +12,17 @@ from __future__ import annotations
 
 import json
 import os
+from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from django.db import transaction
+from django.utils import timezone
 
-from rewards import citations, reports, schemas
+from rewards import citations, reports, rules, schemas
 from rewards.ingest import contract
 from rewards.ingest.discover import with_job
 from rewards.ingest.files import Problem, Root
@@ -34,6 +37,7 @@ from rewards.models import (
     Task,
     Trial,
     TrialDetail,
+    Verdict,
 )
 from rewards.scoring import config, engine, scenarios
 from rewards.scoring.judge import ExpectedOutcome, JudgeInput, JudgeSettings, ask_judge
@@ -333,16 +337,21 @@ def _run_error(trial: Trial, detail: TrialDetail | None) -> str:
 
 
 def stored_judge_input(trial: Trial, expected_outcome: ExpectedOutcome | None = None) -> JudgeInput:
-    """What the judge reads about a stored trial, from its rows: a contract trial's diff,
-    scorers and command output; a Harbor trial's (a ledger run) instruction, trajectory, run
-    error, verifier tests and output; every trial's reward. A Harbor trial with no trajectory
-    is judged on its agent's own log files instead, read (bounded) from its trial folder: they
-    are not stored, and without them the judge would have only the verifier's side."""
-    detail = TrialDetail.objects.filter(trial=trial).first()
-    scorers = list(ScorerResult.objects.filter(trial=trial).order_by("position"))
-    latest = (
-        trial.judge_verdicts.order_by(*JudgeVerdict.LATEST_FIRST).only("expected_outcome").first()
-    )
+    """What the judge reads about a stored trial (`judge_input_of`), read from its rows."""
+    return judge_input_of(Trial.objects.for_judging().get(pk=trial.pk), expected_outcome)
+
+
+def judge_input_of(trial: Trial, expected_outcome: ExpectedOutcome | None = None) -> JudgeInput:
+    """What the judge reads about a stored trial read with `Trial.objects.for_judging()`: a
+    contract trial's diff, scorers and command output; a Harbor trial's (a ledger run)
+    instruction, trajectory, run error, verifier tests and output; every trial's reward. A
+    Harbor trial with no trajectory is judged on its agent's own log files instead, read
+    (bounded) from its trial folder: they are not stored, and without them the judge would
+    have only the verifier's side. The expected outcome is the latest verdict's unless given."""
+    detail: TrialDetail | None = getattr(trial, "detail", None)
+    scorers = list(trial.scorers.all())
+    # Annotated by `for_judging`.
+    latest_expected = getattr(trial, "latest_expected_outcome", None)
     table = [
         {
             "name": s.name,
@@ -383,7 +392,7 @@ def stored_judge_input(trial: Trial, expected_outcome: ExpectedOutcome | None = 
             if detail
             else None
         ),
-        expected_outcome=expected_outcome or (latest.expected_outcome if latest else "completion"),  # type: ignore[arg-type]
+        expected_outcome=expected_outcome or latest_expected or "completion",
         is_coding_run=bool(scorers) or bool(detail and detail.workspace_diff),
         tests=[
             {"name": t.name, "status": t.status, "message": t.message}
@@ -404,20 +413,91 @@ def store_verdict(
     """Add a verdict beside the trial's older ones and refresh the trial's summary; a batch's
     verdict is linked to its item. Its citations are stored as checked against the trial's
     trajectory (`rewards.citations`)."""
-    with transaction.atomic():
-        # The row lock keeps two re-judges of one trial from interleaving their summaries.
-        trial = Trial.objects.select_for_update().select_related("task").get(pk=trial.pk)
-        if citations.has_citations(verdict):
-            trajectory = (
-                TrialDetail.objects.filter(trial=trial).values_list("trajectory", flat=True).first()
+    return store_verdicts([(trial.pk, verdict, batch_item)])[0]
+
+
+def store_verdicts(
+    judged: Sequence[tuple[int, schemas.JudgeVerdict, GradingItem | None]],
+) -> list[JudgeVerdict]:
+    """Add each verdict (trial id, verdict, its batch item or None) beside its trial's older
+    ones and bring the trial's summary up to date, in one transaction and a few statements
+    whatever the number of verdicts (a grading runner stores a round of answers at once).
+
+    A new verdict is the one shown unless an older one claims a later time: then only the
+    summary's judged columns change (`Trial.apply_verdict`), and trials given the same
+    values share one UPDATE. Otherwise (rare) the summary is recomputed from the rows."""
+    if not judged:
+        return []
+    ids = sorted({trial_id for trial_id, _, _ in judged})
+    # Inside a caller's transaction (a runner's round), a part of it: all or nothing.
+    with transaction.atomic(savepoint=False):
+        # The row locks, taken in id order, keep two re-judges of a trial from interleaving
+        # their summaries.
+        trials = {
+            t.pk: t
+            for t in Trial.objects.for_new_verdicts()
+            .select_for_update()
+            .filter(pk__in=ids)
+            .order_by("pk")
+        }
+        # Citations are checked against the cited trials' trajectories (one query, only
+        # when a verdict cites anything).
+        cited = [trial_id for trial_id, record, _ in judged if citations.has_citations(record)]
+        trajectories = (
+            dict(
+                TrialDetail.objects.filter(trial_id__in=cited).values_list("trial_id", "trajectory")
             )
-            verdict = citations.checked(verdict, trajectory)
-        row = JudgeVerdict.from_record(trial, verdict)
-        row.batch_item = batch_item
-        row.save()
-        fields = trial.refresh_summary()
-        trial.save(update_fields=[*fields, "updated_at"])
-    return row
+            if cited
+            else {}
+        )
+        rows = []
+        for trial_id, record, batch_item in judged:
+            if trial_id not in trials:
+                raise Trial.DoesNotExist(f"trial {trial_id} is gone")
+            if trial_id in trajectories or citations.has_citations(record):
+                record = citations.checked(record, trajectories.get(trial_id))
+            row = JudgeVerdict.from_record(trials[trial_id], record)
+            row.batch_item = batch_item
+            rows.append(row)
+        JudgeVerdict.objects.bulk_create(rows)
+        advisory_failed = {
+            trial_id
+            for trial_id, scorer_type, required in ScorerResult.objects.filter(
+                trial_id__in=ids, verdict=Verdict.FAIL
+            ).values_list("trial_id", "type", "required")
+            if rules.is_advisory(scorer_type, required)
+        }
+        # Annotated by `for_new_verdicts`, then moved on by each verdict shown.
+        latest = {pk: getattr(trial, "latest_scored_at", None) for pk, trial in trials.items()}
+        judged_values: dict[int, dict[str, Any]] = {}
+        for row in rows:
+            trial = trials[row.trial_id]
+            if _shown_after(row, latest[trial.pk]):
+                judged_values[trial.pk] = trial.apply_verdict(
+                    row, advisory_failed=trial.pk in advisory_failed
+                )
+                latest[trial.pk] = row.scored_at
+            else:  # an older verdict stays shown: recomputed as it was before this one
+                judged_values.pop(trial.pk, None)
+                full = Trial.objects.select_related("task").get(pk=trial.pk)
+                full.save(update_fields=[*full.refresh_summary(), "updated_at"])
+        # One UPDATE per distinct set of values: the trials of a round judged alike share one.
+        alike: dict[tuple[tuple[str, Any], ...], list[int]] = defaultdict(list)
+        for pk, values in judged_values.items():
+            alike[tuple(values.items())].append(pk)
+        now = timezone.now()
+        for shared, pks in alike.items():
+            Trial.objects.filter(pk__in=pks).update(**dict(shared), updated_at=now)
+    return rows
+
+
+def _shown_after(verdict: JudgeVerdict, latest_scored_at: datetime | None) -> bool:
+    """Whether a verdict just added is shown (`JudgeVerdict.LATEST_FIRST`: the latest time
+    first, one without a time last, then the newest row) before the trial's others, whose
+    latest time is `latest_scored_at` (None when none has one)."""
+    return latest_scored_at is None or (
+        verdict.scored_at is not None and verdict.scored_at >= latest_scored_at
+    )
 
 
 def rejudge(trial: Trial, settings: JudgeSettings) -> JudgeVerdict:
