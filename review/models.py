@@ -43,19 +43,50 @@ GATE_FIELDS = (
 
 
 class AppendOnlyError(Exception):
-    """Raised on any attempt to change or remove an annotation."""
+    """Raised on any attempt to change or remove a record of an append-only table."""
 
 
-class AnnotationQuerySet(models.QuerySet["Annotation"]):
+class AppendOnlyQuerySet[M: models.Model](models.QuerySet[M]):
+    """A record is corrected by a newer row, never changed or removed: bulk updates and
+    deletes are refused here, and by the database's triggers (`rewards.append_only`) for
+    every other writer."""
+
     def update(self, **kwargs: Any) -> int:
-        raise AppendOnlyError("annotations are append-only: add a newer one instead of updating")
+        raise AppendOnlyError(_refused(self.model, "update"))
 
     def delete(self) -> tuple[int, dict[str, int]]:
-        raise AppendOnlyError("annotations are append-only: they cannot be deleted")
+        raise AppendOnlyError(_refused(self.model, "delete"))
 
     def bulk_update(self, objs: Any, fields: Any, batch_size: int | None = None) -> int:
-        raise AppendOnlyError("annotations are append-only: add a newer one instead of updating")
+        raise AppendOnlyError(_refused(self.model, "update"))
 
+
+class AppendOnlyModel(models.Model):
+    """A model whose rows are a record: saved once, never updated or deleted (`RECORDS`
+    names them in the refusal)."""
+
+    RECORDS = "records"
+
+    class Meta:
+        abstract = True
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        if not self._state.adding:
+            raise AppendOnlyError(_refused(type(self), "update"))
+        super().save(*args, **kwargs)
+
+    def delete(self, *args: Any, **kwargs: Any) -> tuple[int, dict[str, int]]:
+        raise AppendOnlyError(_refused(type(self), "delete"))
+
+
+def _refused(model: type[models.Model], action: str) -> str:
+    records = getattr(model, "RECORDS", "records")
+    if action == "delete":
+        return f"{records} are append-only: they cannot be deleted"
+    return f"{records} are append-only: add a newer one instead"
+
+
+class AnnotationQuerySet(AppendOnlyQuerySet["Annotation"]):
     def for_trial(self, trial: Trial) -> AnnotationQuerySet:
         return self.filter(trial=trial)
 
@@ -73,7 +104,9 @@ class AnnotationQuerySet(models.QuerySet["Annotation"]):
         return self.filter(**{f"{latest}__isnull": False})
 
 
-class Annotation(models.Model):
+class Annotation(AppendOnlyModel):
+    RECORDS = "annotations"
+
     class Judgment(models.TextChoices):
         PASS = "pass", "pass"
         FAIL = "fail", "fail"
@@ -125,14 +158,6 @@ class Annotation(models.Model):
 
     def __str__(self) -> str:
         return f"{self.judgment} on trial {self.trial_id} by {self.reviewer_id}"
-
-    def save(self, *args: Any, **kwargs: Any) -> None:
-        if not self._state.adding:
-            raise AppendOnlyError("annotations are append-only: add a newer one instead")
-        super().save(*args, **kwargs)
-
-    def delete(self, *args: Any, **kwargs: Any) -> tuple[int, dict[str, int]]:
-        raise AppendOnlyError("annotations are append-only: they cannot be deleted")
 
 
 class GateColumns(models.Model):
@@ -518,22 +543,13 @@ def add_annotation(
     return annotation
 
 
-class StepCommentQuerySet(models.QuerySet["StepComment"]):
-    def update(self, **kwargs: Any) -> int:
-        raise AppendOnlyError("step comments are append-only: add a newer one instead")
-
-    def delete(self) -> tuple[int, dict[str, int]]:
-        raise AppendOnlyError("step comments are append-only: they cannot be deleted")
-
-    def bulk_update(self, objs: Any, fields: Any, batch_size: int | None = None) -> int:
-        raise AppendOnlyError("step comments are append-only: add a newer one instead")
-
+class StepCommentQuerySet(AppendOnlyQuerySet["StepComment"]):
     def history(self) -> StepCommentQuerySet:
         """Oldest first, with their authors, as the trial page lists them."""
         return self.select_related("author").order_by(*StepComment.HISTORY)
 
 
-class StepComment(models.Model):
+class StepComment(AppendOnlyModel):
     """A reviewer's comment on one step of a trial's trajectory, or on a range of its text.
 
     The step is its 1-based position in the trajectory's steps; the part is which field of
@@ -543,6 +559,8 @@ class StepComment(models.Model):
     Annotation, in code and by database triggers (review migration 0012): a correction is a
     newer comment that names the one it `supersedes`.
     """
+
+    RECORDS = "step comments"
 
     class Part(models.TextChoices):
         MESSAGE = "message", "Message"
@@ -600,14 +618,6 @@ class StepComment(models.Model):
 
     def __str__(self) -> str:
         return f"comment on step {self.step} of trial {self.trial_id} by {self.author_id}"
-
-    def save(self, *args: Any, **kwargs: Any) -> None:
-        if not self._state.adding:
-            raise AppendOnlyError("step comments are append-only: add a newer one instead")
-        super().save(*args, **kwargs)
-
-    def delete(self, *args: Any, **kwargs: Any) -> tuple[int, dict[str, int]]:
-        raise AppendOnlyError("step comments are append-only: they cannot be deleted")
 
     @property
     def anchor(self) -> str:
@@ -713,18 +723,11 @@ def add_step_comment(
     )
 
 
-class AdjudicationQuerySet(models.QuerySet["Adjudication"]):
-    def update(self, **kwargs: Any) -> int:
-        raise AppendOnlyError("adjudications are append-only: add a newer one instead")
-
-    def delete(self) -> tuple[int, dict[str, int]]:
-        raise AppendOnlyError("adjudications are append-only: they cannot be deleted")
-
-    def bulk_update(self, objs: Any, fields: Any, batch_size: int | None = None) -> int:
-        raise AppendOnlyError("adjudications are append-only: add a newer one instead")
+class AdjudicationQuerySet(AppendOnlyQuerySet["Adjudication"]):
+    """Bulk updates and deletes refused (`AppendOnlyQuerySet`)."""
 
 
-class Adjudication(models.Model):
+class Adjudication(AppendOnlyModel):
     """An adjudicator's final verdict on a trial whose latest judgments conflicted.
 
     Append-only like Annotation, in code and by database triggers (migration 0005). It names
@@ -732,6 +735,8 @@ class Adjudication(models.Model):
     hides them. `annotation_count` is the trial's annotation count at that moment: a newer
     annotation makes the counts differ, and the trial can conflict (and be adjudicated) again.
     """
+
+    RECORDS = "adjudications"
 
     class Verdict(models.TextChoices):
         PASS = "pass", "pass"
@@ -767,14 +772,6 @@ class Adjudication(models.Model):
 
     def __str__(self) -> str:
         return f"{self.verdict} on trial {self.trial_id} by {self.adjudicator_id}"
-
-    def save(self, *args: Any, **kwargs: Any) -> None:
-        if not self._state.adding:
-            raise AppendOnlyError("adjudications are append-only: add a newer one instead")
-        super().save(*args, **kwargs)
-
-    def delete(self, *args: Any, **kwargs: Any) -> tuple[int, dict[str, int]]:
-        raise AppendOnlyError("adjudications are append-only: they cannot be deleted")
 
 
 class ReviewerProfile(models.Model):
@@ -831,16 +828,7 @@ class SavedView(models.Model):
         return "guide-" + hashlib.sha256(content.encode()).hexdigest()[:12]
 
 
-class GoldLabelQuerySet(models.QuerySet["GoldLabel"]):
-    def update(self, **kwargs: Any) -> int:
-        raise AppendOnlyError("gold labels are append-only: add a newer one instead")
-
-    def delete(self) -> tuple[int, dict[str, int]]:
-        raise AppendOnlyError("gold labels are append-only: they cannot be deleted")
-
-    def bulk_update(self, objs: Any, fields: Any, batch_size: int | None = None) -> int:
-        raise AppendOnlyError("gold labels are append-only: add a newer one instead")
-
+class GoldLabelQuerySet(AppendOnlyQuerySet["GoldLabel"]):
     def current(self) -> GoldLabelQuerySet:
         """Each gold trial's latest label, retired ones left out: the reference that counts."""
         latest = (
@@ -851,13 +839,15 @@ class GoldLabelQuerySet(models.QuerySet["GoldLabel"]):
         return self.filter(pk=Subquery(latest)).exclude(reference=GoldLabel.Reference.RETIRED)
 
 
-class GoldLabel(models.Model):
+class GoldLabel(AppendOnlyModel):
     """A gold trial: staff's reference judgment, with its rationale.
 
     Reviewers are measured against it (review.science.reviewers) and the queue mixes gold
     trials in without saying which (review.claims). Append-only like annotations: a newer
     label changes the reference, a `retired` one takes the trial out of the gold set.
     """
+
+    RECORDS = "gold labels"
 
     class Reference(models.TextChoices):
         PASS = "pass", "pass"
@@ -890,14 +880,6 @@ class GoldLabel(models.Model):
 
     def __str__(self) -> str:
         return f"gold {self.reference} on trial {self.trial_id}"
-
-    def save(self, *args: Any, **kwargs: Any) -> None:
-        if not self._state.adding:
-            raise AppendOnlyError("gold labels are append-only: add a newer one instead")
-        super().save(*args, **kwargs)
-
-    def delete(self, *args: Any, **kwargs: Any) -> tuple[int, dict[str, int]]:
-        raise AppendOnlyError("gold labels are append-only: they cannot be deleted")
 
 
 class Claim(models.Model):
@@ -1010,16 +992,7 @@ class CalibrationRule(models.Model):
         return rule
 
 
-class DefectEntryQuerySet(models.QuerySet["DefectEntry"]):
-    def update(self, **kwargs: Any) -> int:
-        raise AppendOnlyError("the defect ledger is append-only: add a newer entry instead")
-
-    def delete(self) -> tuple[int, dict[str, int]]:
-        raise AppendOnlyError("the defect ledger is append-only: entries cannot be deleted")
-
-    def bulk_update(self, objs: Any, fields: Any, batch_size: int | None = None) -> int:
-        raise AppendOnlyError("the defect ledger is append-only: add a newer entry instead")
-
+class DefectEntryQuerySet(AppendOnlyQuerySet["DefectEntry"]):
     def current(self) -> DefectEntryQuerySet:
         """Each task's latest entry: the one that says where the task stands.
 
@@ -1033,7 +1006,7 @@ class DefectEntryQuerySet(models.QuerySet["DefectEntry"]):
         return self.current().filter(state=DefectEntry.State.CONFIRMED)
 
 
-class DefectEntry(models.Model):
+class DefectEntry(AppendOnlyModel):
     """One entry of the defective-task ledger: a task proposed, confirmed or cleared as
     defective, with a category, a rationale and evidence links inside Trialdesk.
 
@@ -1043,6 +1016,8 @@ class DefectEntry(models.Model):
     (`review.defects`). While a task's newest entry is `confirmed`, its trials are left out of
     pass rates by default (`review.science.exclusions`); the stored rewards never change.
     """
+
+    RECORDS = "defect ledger entries"
 
     class State(models.TextChoices):
         PROPOSED = "proposed", "proposed"
@@ -1097,28 +1072,13 @@ class DefectEntry(models.Model):
     def __str__(self) -> str:
         return f"task {self.task_id} {self.state} ({self.category}) by {self.author_id}"
 
-    def save(self, *args: Any, **kwargs: Any) -> None:
-        if not self._state.adding:
-            raise AppendOnlyError("the defect ledger is append-only: add a newer entry instead")
-        super().save(*args, **kwargs)
-
-    def delete(self, *args: Any, **kwargs: Any) -> tuple[int, dict[str, int]]:
-        raise AppendOnlyError("the defect ledger is append-only: entries cannot be deleted")
-
 
 # --- reward integrity ----------------------------------------------------------------------
-class FindingReviewQuerySet(models.QuerySet["FindingReview"]):
-    def update(self, **kwargs: Any) -> int:
-        raise AppendOnlyError("finding reviews are append-only: add a newer one instead")
-
-    def delete(self) -> tuple[int, dict[str, int]]:
-        raise AppendOnlyError("finding reviews are append-only: they cannot be deleted")
-
-    def bulk_update(self, objs: Any, fields: Any, batch_size: int | None = None) -> int:
-        raise AppendOnlyError("finding reviews are append-only: add a newer one instead")
+class FindingReviewQuerySet(AppendOnlyQuerySet["FindingReview"]):
+    """Bulk updates and deletes refused (`AppendOnlyQuerySet`)."""
 
 
-class FindingReview(models.Model):
+class FindingReview(AppendOnlyModel):
     """An expert's or staff member's word on a reward-integrity finding: confirmed (the
     agent reached the grader) or dismissed, with the rationale.
 
@@ -1127,6 +1087,8 @@ class FindingReview(models.Model):
     review of a finding is its status (`IntegrityFinding.status`). The trial's stored reward
     never changes.
     """
+
+    RECORDS = "finding reviews"
 
     class Decision(models.TextChoices):
         CONFIRMED = "confirmed", "confirm"
@@ -1162,14 +1124,6 @@ class FindingReview(models.Model):
 
     def __str__(self) -> str:
         return f"{self.decision} finding {self.finding_id} by {self.reviewer_id}"
-
-    def save(self, *args: Any, **kwargs: Any) -> None:
-        if not self._state.adding:
-            raise AppendOnlyError("finding reviews are append-only: add a newer one instead")
-        super().save(*args, **kwargs)
-
-    def delete(self, *args: Any, **kwargs: Any) -> tuple[int, dict[str, int]]:
-        raise AppendOnlyError("finding reviews are append-only: they cannot be deleted")
 
 
 def review_finding(

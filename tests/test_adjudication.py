@@ -127,9 +127,10 @@ def test_the_queue_lists_waiting_trials_in_a_fixed_number_of_queries(
     django_assert_num_queries: DjangoAssertNumQueries,
 ) -> None:
     client.force_login(people["eve"])
-    # the user, their role groups, one page of waiting trials, which of them the user
-    # reviewed (those offer no "Adjudicate").
-    with django_assert_num_queries(4):
+    # the user, their role groups, one page of waiting trials newest run first (a page the
+    # started trials do not fill reads the unstarted ones next: two queries), which of them
+    # the user reviewed (those offer no "Adjudicate").
+    with django_assert_num_queries(5):
         response = client.get("/adjudication/?conflict=human&conflict=judge")
     html = response.content.decode()
     assert response.status_code == 200

@@ -114,7 +114,7 @@ def test_the_wheel_holds_the_apps_their_migrations_templates_and_static_files(
     assert all(path.startswith(venv) for path in found[0].split())
     assert "explorer.html" in found[1]
     assert "trial.html" in found[1]
-    assert found[2] == "['app.css', 'app.js']"
+    assert found[2] == "['app.css', 'app.js', 'steps.js']"
     shipped = len(list((PROJECT / "review" / "migrations").glob("0*.py")))
     assert int(found[3]) == shipped
     assert (installed / "trialdesk").exists()
