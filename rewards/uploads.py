@@ -4,6 +4,11 @@ The request only stores the file in an `IngestUpload` row and enqueues `ingest_u
 worker writes the file to a temporary folder (a `.jsonl` bundle as it is, a zip unpacked
 with the importer's safety rules: `rewards.ingest.archive`), runs one pass of `manage.py
 ingest` over it, and records its summary on the row, which the page shows.
+
+Nothing is lost when a worker dies: the file stays in the row until its summary is recorded,
+and the worker's recovery (`recover`, run beside grading's by `manage.py grading_worker`)
+queues an upload that has been ingesting longer than `STALE_AFTER` again (ingest is
+idempotent: what the dead worker stored comes back as unchanged).
 """
 
 from __future__ import annotations
@@ -12,6 +17,7 @@ import io
 import logging
 import os
 import tempfile
+from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import transaction
@@ -28,6 +34,9 @@ log = logging.getLogger(__name__)
 
 # Summary lines kept on the row for the page (the explorer's filters list the rest).
 LINES_KEPT = 50
+# An upload ingesting for longer than this had its worker die: an upload is at most
+# TRIALDESK_UPLOAD_MAX_BYTES, which one pass of ingest reads in a few minutes.
+STALE_AFTER = timedelta(minutes=30)
 
 
 def start_upload(
@@ -69,6 +78,27 @@ def ingest_upload(upload_id: int) -> str:
     upload.data = b""
     upload.save()
     return str(upload.state)
+
+
+def recover(now: datetime | None = None) -> list[int]:
+    """Queue again each upload whose worker died mid-ingest (ingesting for longer than
+    `STALE_AFTER`); returns their ids."""
+    cutoff = (now or timezone.now()) - STALE_AFTER
+    recovered = []
+    stale = IngestUpload.objects.filter(
+        state=IngestUpload.State.RUNNING, started_at__lt=cutoff
+    ).values_list("pk", flat=True)
+    for pk in stale:
+        with transaction.atomic():
+            changed = IngestUpload.objects.filter(
+                pk=pk, state=IngestUpload.State.RUNNING, started_at__lt=cutoff
+            ).update(state=IngestUpload.State.QUEUED, started_at=None)
+            if changed:
+                task_id = ingest_upload.enqueue(pk).id
+                IngestUpload.objects.filter(pk=pk).update(task_id=task_id)
+                recovered.append(pk)
+                log.info("upload %s: its worker died mid-ingest; queued again", pk)
+    return recovered
 
 
 def _ingest(upload: IngestUpload) -> None:

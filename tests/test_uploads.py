@@ -287,3 +287,33 @@ def test_an_uploaded_files_name_is_shown_as_text(client: Client) -> None:
         html = client.get(url).content.decode()
         assert "<img src=x" not in html
         assert "&lt;img src=x onerror=&quot;alert(1)&quot;&gt;.jsonl" in html
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_upload_whose_worker_died_is_queued_again_and_ingested(client: Client) -> None:
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from rewards import uploads
+
+    f.login(client, "admin", staff=True)
+    _post(client, "run.jsonl", _jsonl("good-1", "good-2"))
+    upload = IngestUpload.objects.get()
+    # A worker took it and died: the row says ingesting, its file still in it.
+    IngestUpload.objects.filter(pk=upload.pk).update(
+        state=IngestUpload.State.RUNNING, started_at=timezone.now() - timedelta(minutes=5)
+    )
+    assert uploads.recover() == []  # still within its time: left alone
+    IngestUpload.objects.filter(pk=upload.pk).update(
+        started_at=timezone.now() - uploads.STALE_AFTER - timedelta(minutes=1)
+    )
+    assert uploads.recover() == [upload.pk]
+    assert uploads.recover() == []  # queued once, not twice
+
+    run_queued_tasks()
+
+    upload.refresh_from_db()
+    assert upload.state == IngestUpload.State.DONE
+    assert upload.counts["ingested"] == 2
+    assert upload.data == b""

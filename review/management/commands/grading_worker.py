@@ -6,7 +6,8 @@ django-tasks-db never runs again a task whose worker died, so a thread of this c
 goes back to the queue once its heartbeat has been silent for a lease, the runner's task is
 marked failed, and the batch gets a new runner. Every worker runs it; a second runner for a
 batch finds nothing left to claim and ends. The same thread gives a filter batch whose lister
-died a new one (`review.grading.recover_listing`).
+died a new one (`review.grading.recover_listing`), and queues again an upload whose worker
+died mid-ingest (`rewards.uploads.recover`).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from django.db import connection
 from django_tasks_db.management.commands.db_worker import Command as DbWorkerCommand
 
 from review.grading import recover_listing
+from rewards import uploads
 from rewards.scoring import tasks
 
 log = logging.getLogger(__name__)
@@ -58,6 +60,7 @@ def _recover_periodically(every: float, stop: threading.Event) -> None:
         try:
             tasks.recover()
             recover_listing()
+            uploads.recover()
         except Exception:
             # A database that is briefly away must not end recovery for the worker's life.
             log.exception("recovering grading batches failed")
