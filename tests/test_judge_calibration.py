@@ -322,6 +322,28 @@ def _run(name: str, passed: int, failed: int, model: str = "judge-1", rubric: st
     return Job.objects.get(name=name)
 
 
+def test_a_corrected_rates_interval_is_drawn_once_then_read_from_the_cache(
+    rule: CalibrationRule, rita: User, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calib = [("PASS", "pass")] * 15 + [("FAIL", "pass")] * 3 + [("FAIL", "fail")] * 12
+    calib += [("PASS", "fail")] * 6
+    _make_parts(rita, test=[("PASS", "pass")] * 6 + [("FAIL", "fail")] * 6, calib=calib)
+    job = _run("run-c", passed=6, failed=4)
+    drawn = []
+    real = judge_error.corrected_pass_rate
+
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        drawn.append(args)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(judge_error, "corrected_pass_rate", counting)
+    [first] = calibration.job_corrected_rates([job])[job.pk]
+    [again] = calibration.job_corrected_rates([job])[job.pk]
+    assert drawn == [(6, 10, 15, 18, 12, 18)]
+    assert again == first
+    assert first.corrected == real(6, 10, 15, 18, 12, 18)
+
+
 def test_an_admitted_version_corrects_the_jobs_pass_rate_by_its_calibration_part(
     client: Client, rule: CalibrationRule, rita: User
 ) -> None:

@@ -44,8 +44,14 @@ from django.db.models import Count, OuterRef, Q, Subquery
 
 from review.models import Adjudication, Annotation, CalibrationRule, TrialReviewed
 from review.science import judge_error
-from rewards.agreement import Interval
-from rewards.cache import CALIBRATION_TTL, calibration_key, judge_versions_key
+from rewards.agreement import LEVEL, SEED, Interval
+from rewards.cache import (
+    CALIBRATION_TTL,
+    cached_intervals,
+    calibration_key,
+    interval_key,
+    judge_versions_key,
+)
 from rewards.models import HumanJudgment, Job, JudgeVerdict, Trial
 
 CALIBRATION = "calibration"
@@ -321,7 +327,19 @@ def _count_versions(job: Job) -> list[tuple[Version, int, int]]:
 def corrected_rates(
     counts: list[tuple[Version, int, int]], calibrations: Report
 ) -> list[CorrectedRate]:
-    """Each version's raw pass rate, corrected by its calibration part where it is admitted."""
+    """Each version's raw pass rate, corrected by its calibration part where it is admitted.
+
+    The correction's interval is a Monte Carlo of 20,000 draws (a few ms each): kept in the
+    shared cache under everything that decides it (`rewards.cache.interval_key`: the counts,
+    the level, the draws and the seed), read for every version in one round trip."""
+    wanted: dict[str, tuple[int, ...]] = {}
+    for version, passed, judged in counts:
+        calibration = calibrations.of(version)
+        if calibration is not None and calibration.admitted:
+            wanted[_correction_key(passed, judged, calibration)] = _correction_inputs(
+                passed, judged, calibration
+            )
+    kept = cached_intervals(wanted, _corrections) if wanted else {}
     rates = []
     for version, passed, judged in counts:
         calibration = calibrations.of(version)
@@ -332,15 +350,28 @@ def corrected_rates(
             reason = f"{calibration.status}: {calibration.reason}"
             rates.append(CorrectedRate(version, passed, judged, calibration.status, None, reason))
             continue
-        part = calibration.calibration
-        corrected = judge_error.corrected_pass_rate(
-            passed, judged, part.true_pos, part.positives, part.true_neg, part.negatives
-        )
+        corrected = kept[_correction_key(passed, judged, calibration)]
         reason = ""
         if corrected is None or corrected.estimate is None:
             reason = f"calibration part: {corrected.reason if corrected else 'nothing judged'}"
         rates.append(CorrectedRate(version, passed, judged, calibration.status, corrected, reason))
     return rates
+
+
+def _correction_inputs(passed: int, judged: int, calibration: Calibration) -> tuple[int, ...]:
+    part = calibration.calibration
+    return (passed, judged, part.true_pos, part.positives, part.true_neg, part.negatives)
+
+
+def _correction_key(passed: int, judged: int, calibration: Calibration) -> str:
+    inputs = _correction_inputs(passed, judged, calibration)
+    return interval_key("corrected-pass-rate", *inputs, LEVEL, judge_error.CORRECTION_DRAWS, SEED)
+
+
+def _corrections(
+    missing: dict[str, tuple[int, ...]],
+) -> dict[str, judge_error.Corrected | None]:
+    return {key: judge_error.corrected_pass_rate(*inputs) for key, inputs in missing.items()}
 
 
 def job_corrected_rates(jobs: Sequence[Job]) -> dict[int, list[CorrectedRate]]:
