@@ -407,3 +407,15 @@ def test_the_low_agreement_queue_hands_out_split_trials_to_a_third_reviewer(
     with override_settings(TRIALDESK_GOLD_RATE=0.0):
         pk = _claimed_pk(client.post(link.replace("/queue/", "/queue/claim/")))
     assert Trial.objects.get(pk=pk).human_judgment == "mixed"
+
+
+def test_the_gold_rate_decides_each_hand_out(monkeypatch: pytest.MonkeyPatch) -> None:
+    from review import claims
+
+    monkeypatch.setattr(claims.random, "random", lambda: 0.25)
+    with override_settings(TRIALDESK_GOLD_RATE=0.3):
+        assert claims._offers_gold()
+    with override_settings(TRIALDESK_GOLD_RATE=0.2):
+        assert not claims._offers_gold()
+    with override_settings(TRIALDESK_GOLD_RATE=0.0):
+        assert not claims._offers_gold()
