@@ -410,9 +410,12 @@ def test_the_low_agreement_queue_hands_out_split_trials_to_a_third_reviewer(
 
 
 def test_the_gold_rate_decides_each_hand_out(monkeypatch: pytest.MonkeyPatch) -> None:
+    import random
+
     from review import claims
 
-    monkeypatch.setattr(claims.random, "random", lambda: 0.25)
+    # The queue draws with the standard library's generator (a mix, not a secret).
+    monkeypatch.setattr(random, "random", lambda: 0.25)
     with override_settings(TRIALDESK_GOLD_RATE=0.3):
         assert claims._offers_gold()
     with override_settings(TRIALDESK_GOLD_RATE=0.2):
