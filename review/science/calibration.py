@@ -40,7 +40,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from django.core.cache import cache
-from django.db.models import Count, OuterRef, Q, Subquery
+from django.db.models import Count, Q, Subquery
 
 from review.models import Adjudication, Annotation, CalibrationRule, TrialReviewed
 from review.science import judge_error
@@ -290,7 +290,8 @@ def shown_versions(job: Job, newest: Newest | None = None) -> list[tuple[Version
     """The job's shown judge verdicts (each trial's latest, `Trial.judge_verdict`) that
     decided, counted by judge version: (version, passed, decided). Kept in the cache under
     the newest verdict id (`newest`); counted afresh by one grouped query over the job's
-    judged trials, the rubric version read from each trial's latest verdict."""
+    judged trials, the version read from the trial rows (`Trial.judge_model` and
+    `judge_rubric_version`, kept with the shown verdict)."""
     if newest is None:
         return _count_versions(job)
     key = judge_versions_key(job.pk, newest.verdict)
@@ -302,21 +303,15 @@ def shown_versions(job: Job, newest: Newest | None = None) -> list[tuple[Version
 
 
 def _count_versions(job: Job) -> list[tuple[Version, int, int]]:
-    latest_rubric = (
-        JudgeVerdict.objects.filter(trial=OuterRef("pk"))
-        .order_by(*JudgeVerdict.LATEST_FIRST)
-        .values("rubric_version")[:1]
-    )
     rows = (
         Trial.objects.filter(job=job, judge_verdict__in=_JUDGE_DECIDED)
-        .annotate(rubric=Subquery(latest_rubric))
         .order_by()
-        .values("judge_model", "rubric")
+        .values("judge_model", "judge_rubric_version")
         .annotate(
             judged=Count("pk"),
             passed=Count("pk", filter=Q(judge_verdict=JudgeVerdict.Outcome.PASS)),
         )
-        .values_list("judge_model", "rubric", "passed", "judged")
+        .values_list("judge_model", "judge_rubric_version", "passed", "judged")
     )
     return sorted(
         ((Version(model, rubric or ""), passed, judged) for model, rubric, passed, judged in rows),
