@@ -256,9 +256,14 @@ def report(
 
 def _applied_key(applied: Sequence[exclusions.Applied]) -> tuple[Hashable, ...]:
     """What decides the figures of the exclusion reasons as applied: each one's tasks and
-    trials, and whether its switch counts them."""
+    trials, and whether its switch counts them (which matters only when it names any)."""
     return tuple(
-        (a.reason.key, a.included, sorted(a.excluded.task_ids), sorted(a.excluded.trial_ids))
+        (
+            a.reason.key,
+            a.included and bool(a.excluded),
+            sorted(a.excluded.task_ids),
+            sorted(a.excluded.trial_ids),
+        )
         for a in applied
     )
 
