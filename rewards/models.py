@@ -477,6 +477,14 @@ class Trial(models.Model):
             models.Index(fields=["judge_verdict", "-id"], name="trial_judge_verdict_idx"),
             # Explorer filter "judge model" (the agreement page's breakdown links to it).
             models.Index(fields=["judge_model", "-id"], name="trial_judge_model_idx"),
+            # A job's decided judge verdicts counted by judge version (the corrected pass
+            # rate, review.science.calibration.shown_versions): every column the count reads,
+            # so PostgreSQL reads this index alone, not the job's rows; only decided trials.
+            models.Index(
+                fields=["job", "judge_model", "judge_rubric_version", "judge_verdict"],
+                name="trial_job_judge_version_idx",
+                condition=Q(judge_verdict__in=["PASS", "FAIL"]),
+            ),
             models.Index(fields=["task", "-id"], name="trial_task_id_idx"),
             models.Index(fields=["agent_name", "model_name", "-id"], name="trial_agent_model_idx"),
             # Explorer: sort by agent or by model, the id as keyset tie-breaker.

@@ -270,7 +270,7 @@ def test_confirming_a_defect_or_a_hack_changes_the_corrected_rate_only_through_t
     _confirm_defect()
     _confirm_hack(labelled)
     left_out = exclusions.for_jobs([job.pk])
-    [after] = calibration.job_corrected_rates([job], left_out.applied)[job.pk]
+    [after] = calibration.job_corrected_rates([job], left_out)[job.pk]
     assert (after.passed, after.judged) == _judged_counts(job, broken=False, hacked=False)
     assert after.corrected is not None
     assert after.corrected == _correction(after, calibration.report())
@@ -279,10 +279,10 @@ def test_confirming_a_defect_or_a_hack_changes_the_corrected_rate_only_through_t
     assert calibration.job_corrected_rates([job])[job.pk] == [after]
 
     switched = exclusions.for_jobs([job.pk], DEFECTIVE | HACKS)
-    [again] = calibration.job_corrected_rates([job], switched.applied)[job.pk]
+    [again] = calibration.job_corrected_rates([job], switched)[job.pk]
     assert again == before
     only_hacks = exclusions.for_jobs([job.pk], HACKS)
-    [some] = calibration.job_corrected_rates([job], only_hacks.applied)[job.pk]
+    [some] = calibration.job_corrected_rates([job], only_hacks)[job.pk]
     assert (some.passed, some.judged) == _judged_counts(job, broken=False, hacked=True)
     assert some.corrected == _correction(some, calibration.report(included=HACKS))
 

@@ -170,6 +170,19 @@ class Exclusions:
         return bool(self.rows)
 
     @property
+    def active(self) -> Excluded:
+        """What the reasons name that the switches did not put back (of every job)."""
+        active = Excluded()
+        for a in self.applied:
+            if not a.included:
+                active |= a.excluded
+        return active
+
+    def leaves_out_of(self, job_id: int) -> bool:
+        """Whether the figures leave out some trials of this job."""
+        return any(row[0] == job_id for row in self.rows)
+
+    @property
     def included(self) -> bool:
         """Some reason names trials of these jobs, and the switch counts them."""
         return any(a.included for a in self.applied) and bool(self.named)

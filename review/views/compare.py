@@ -31,7 +31,7 @@ def compare_runs(request: HttpRequest) -> HttpResponse:
         result = compare.compare(a, b, left_out)
         note = exclusion_note(left_out, request.GET)
         # Under the same switches as the comparison.
-        corrected = calibration.job_corrected_rates([result.a, result.b], left_out.applied)
+        corrected = calibration.job_corrected_rates([result.a, result.b], left_out)
     return render(
         request,
         "review/compare.html",

@@ -69,7 +69,7 @@ def job_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "note": exclusion_note(left_out, request.GET),
         # Beside the judge's pass rate, corrected for its measured error (not kept with the
         # figures: a new label anywhere can change it), under the page's switches.
-        "corrected_rates": calibration.job_corrected_rates([job], left_out.applied)[job.pk],
+        "corrected_rates": calibration.job_corrected_rates([job], left_out)[job.pk],
         "can_scan": can_ingest(request.user),
     }
     if wants_fragment(request):

@@ -5,7 +5,12 @@ Nullable, so adding it does not rebuild the table on SQLite (which would drop th
 triggers); NULL when the shown verdict records no rubric version. Filled for the trials
 stored before it from their latest verdict (the order of JudgeVerdict.LATEST_FIRST: scored
 ones newest first, unscored last, then by id), touching only trials whose verdicts record a
-rubric version at all. From then on it is written with the other summary columns.
+rubric version at all, before its index is built. From then on it is written with the other
+summary columns.
+
+The index holds every column a job's count by judge version reads (job, judge model, rubric
+version, verdict) for the decided verdicts only: PostgreSQL counts a 10,000-trial job from a
+few index pages instead of its rows.
 """
 
 from django.db import migrations, models
@@ -50,4 +55,12 @@ class Migration(migrations.Migration):
             field=models.CharField(blank=True, max_length=64, null=True),
         ),
         migrations.RunPython(backfill, migrations.RunPython.noop),
+        migrations.AddIndex(
+            model_name='trial',
+            index=models.Index(
+                condition=models.Q(('judge_verdict__in', ['PASS', 'FAIL'])),
+                fields=['job', 'judge_model', 'judge_rubric_version', 'judge_verdict'],
+                name='trial_job_judge_version_idx',
+            ),
+        ),
     ]
