@@ -320,3 +320,25 @@ def test_the_job_page_reads_no_more_with_a_confirmed_defect_once_kept(
     client.get(f"/jobs/{job.pk}/?include_defective=1")
     with django_assert_num_queries(6):
         assert client.get(f"/jobs/{job.pk}/?include_defective=1").status_code == 200
+
+
+def test_a_job_with_no_trial_left_out_keeps_one_count_whatever_the_switches(
+    labelled: list[Labelled], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _confirm_defect()
+    other = f.make_trial(job="run-y", task="sound", judges=[_judge("PASS")]).job
+    job = Job.objects.get(name=RUN)
+    counted: list[int] = []
+    real = calibration._count_versions
+
+    def counting(job: Job, left_out: exclusions.Excluded | None = None) -> Any:
+        counted.append(job.pk)
+        return real(job, left_out)
+
+    monkeypatch.setattr(calibration, "_count_versions", counting)
+    for included in (frozenset(), DEFECTIVE, frozenset(), DEFECTIVE):
+        calibration.job_corrected_rates(
+            [job, other], exclusions.for_jobs([job.pk, other.pk], included)
+        )
+    # run-x has trials of the defective task: counted once each way; run-y once.
+    assert sorted(counted) == sorted([job.pk, job.pk, other.pk])
