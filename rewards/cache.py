@@ -20,12 +20,15 @@ process makes (a job saved, an ingest) reaches them all.
   creates jobs in bulk (no signal then); `JOB_CHOICES_TTL` bounds what a write outside both
   leaves stale (SQL, the demo seed's bulk path).
 - `calibration:v1:<digest>` (`calibration_key`): judge calibration over every judge version
-  (review.science.calibration.report), under the rule's settings and salt and the newest
-  judge verdict, annotation and adjudication ids. Those tables are append-only (a re-ingested
-  trial's verdicts are new rows), so a new row is a new key and nothing needs dropping;
-  `CALIBRATION_TTL` lets unused reports leave (and bounds what a deleted trial leaves stale).
-- `judge-versions:v1:<job id>:<newest verdict id>` (`judge_versions_key`): a job's shown judge
-  verdicts counted by judge version (review.science.calibration.shown_versions), the same way.
+  (review.science.calibration.report), under the rule's settings and salt, the newest
+  judge verdict, annotation and adjudication ids, and what the exclusion reasons name and
+  whether the switches count it. Those tables are append-only (a re-ingested trial's
+  verdicts are new rows), and a new confirmation is another set of names, so a change is a
+  new key and nothing needs dropping; `CALIBRATION_TTL` lets unused reports leave (and
+  bounds what a deleted trial leaves stale).
+- `judge-versions:v2:<job id>:<newest verdict id>:<digest>` (`judge_versions_key`): a job's
+  shown judge verdicts counted by judge version (review.science.calibration.shown_versions),
+  without the trials left out (the digest), the same way.
 - `alignment:v1:<trial a>:<trial b>:<digest>` (`alignment_key`): two trials' trajectories
   aligned step by step (`rewards.alignment`), keyed by both trials' versions (content digest
   and last update), so a trial stored again is another key and nothing needs dropping; kept
@@ -108,8 +111,11 @@ def calibration_key(*inputs: Hashable) -> str:
     return f"calibration:v1:{digest}"
 
 
-def judge_versions_key(job_id: int, newest_verdict: int | None) -> str:
-    return f"judge-versions:v1:{job_id}:{newest_verdict}"
+def judge_versions_key(job_id: int, newest_verdict: int | None, left_out: Hashable) -> str:
+    """A job's counts by judge version under the newest verdict id, without the trials
+    `left_out` names (what the exclusion reasons leave out: tasks and trials)."""
+    digest = hashlib.blake2b(repr(left_out).encode(), digest_size=16).hexdigest()
+    return f"judge-versions:v2:{job_id}:{newest_verdict}:{digest}"
 
 
 # --- what pass rates leave out ------------------------------------------------------------------

@@ -417,6 +417,12 @@ class Trial(models.Model):
     judge_efficiency = models.PositiveSmallIntegerField(null=True, blank=True)
     error_categories = models.TextField(blank=True)
     judge_model = models.CharField(max_length=255, blank=True, default="")
+    # The shown verdict's rubric version (`JudgeVerdict.rubric_version`), NULL when it records
+    # none or there is no verdict: with `judge_model`, the judge version a job's pass rate is
+    # counted under for its correction (review.science.calibration.shown_versions). Nullable
+    # so that adding it did not rebuild the table on SQLite (and drop its triggers), and NULL
+    # rather than '' for none, so that one value means it.
+    judge_rubric_version = models.CharField(max_length=64, null=True, blank=True)  # noqa: DJ001
     human_judgment = models.CharField(max_length=8, choices=HumanJudgment.choices, blank=True)
     human_disagreement = models.CharField(
         max_length=40, choices=HumanDisagreement.choices, blank=True
@@ -471,6 +477,14 @@ class Trial(models.Model):
             models.Index(fields=["judge_verdict", "-id"], name="trial_judge_verdict_idx"),
             # Explorer filter "judge model" (the agreement page's breakdown links to it).
             models.Index(fields=["judge_model", "-id"], name="trial_judge_model_idx"),
+            # A job's decided judge verdicts counted by judge version (the corrected pass
+            # rate, review.science.calibration.shown_versions): every column the count reads,
+            # so PostgreSQL reads this index alone, not the job's rows; only decided trials.
+            models.Index(
+                fields=["job", "judge_model", "judge_rubric_version", "judge_verdict"],
+                name="trial_job_judge_version_idx",
+                condition=Q(judge_verdict__in=["PASS", "FAIL"]),
+            ),
             models.Index(fields=["task", "-id"], name="trial_task_id_idx"),
             models.Index(fields=["agent_name", "model_name", "-id"], name="trial_agent_model_idx"),
             # Explorer: sort by agent or by model, the id as keyset tie-breaker.
@@ -544,6 +558,7 @@ class Trial(models.Model):
                 "instruction_adherence",
                 "efficiency",
                 "judge_model",
+                "rubric_version",
             )
             .first()
         )
@@ -565,6 +580,7 @@ class Trial(models.Model):
                 self.error_tags.order_by("id").values_list("category", flat=True)
             ),
             judge_model=judge.judge_model if judge else "",
+            judge_rubric_version=judge.rubric_version if judge else "",
         )
         return self.apply_summary(summary)
 
@@ -585,6 +601,7 @@ class Trial(models.Model):
                 verdict.efficiency,
             ),
             judge_model=verdict.judge_model,
+            judge_rubric_version=verdict.rubric_version,
         )
         for name, value in values.items():
             setattr(self, name, value)

@@ -354,6 +354,10 @@ class TrialSummary:
     # The shown verdict's judge model: the agreement breakdown and the explorer filter read it
     # here rather than from the verdicts.
     judge_model: str = ""
+    # The shown verdict's rubric version, None when it records none: with the judge model, the
+    # judge version a job's corrected pass rate counts the trial under
+    # (review.science.calibration.shown_versions), read here rather than from the verdicts.
+    judge_rubric_version: str | None = None
 
 
 SUMMARY_FIELDS = (
@@ -370,6 +374,7 @@ SUMMARY_FIELDS = (
     "judge_efficiency",
     "error_categories",
     "judge_model",
+    "judge_rubric_version",
 )
 ERROR_CATEGORY_SEPARATOR = "; "
 
@@ -392,6 +397,7 @@ def summarise(
     judge_tiles: tuple[int | None, int | None, int | None] = (None, None, None),
     error_categories: Iterable[str] = (),
     judge_model: str = "",
+    judge_rubric_version: str = "",
 ) -> TrialSummary:
     overall = scorers_overall(scorers)
     return TrialSummary(
@@ -408,6 +414,7 @@ def summarise(
             failure_mode=failure_mode,
             judge_tiles=judge_tiles,
             judge_model=judge_model,
+            judge_rubric_version=judge_rubric_version,
         ),
     )
 
@@ -422,6 +429,7 @@ JUDGED_SUMMARY_FIELDS = (
     "judge_instruction_adherence",
     "judge_efficiency",
     "judge_model",
+    "judge_rubric_version",
 )
 
 
@@ -433,6 +441,7 @@ def judged_summary(
     failure_mode: str,
     judge_tiles: tuple[int | None, int | None, int | None],
     judge_model: str,
+    judge_rubric_version: str = "",
 ) -> dict[str, Any]:
     """The summary's JUDGED_SUMMARY_FIELDS for the verdict shown: the rest of the summary does
     not depend on it, so a new verdict changes only these (`summarise` computes them here)."""
@@ -444,4 +453,6 @@ def judged_summary(
         "judge_instruction_adherence": judge_tiles[1],
         "judge_efficiency": judge_tiles[2],
         "judge_model": judge_model,
+        # None for none recorded: the column is nullable (added without rebuilding the table).
+        "judge_rubric_version": judge_rubric_version or None,
     }

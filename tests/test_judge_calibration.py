@@ -304,11 +304,13 @@ def test_the_page_runs_a_fixed_number_of_queries(
     f.login(client, "boss", staff=True)
     for i in range(3):
         _labelled(rita, "PASS", "pass", model=f"judge-{i}")
-    # 1 the session's user, 2 the rule, 3 every decided verdict of a labelled trial.
-    with django_assert_num_queries(3):
+    # 1 the session's user, 2 the rule, 3 what the exclusion reasons name (kept from then on),
+    # 4 every decided verdict of a labelled trial.
+    with django_assert_num_queries(4):
         assert client.get("/calibration/").status_code == 200
     for i in range(6):
         _labelled(rita, "FAIL", "fail", model=f"judge-{i}", rubric=f"r{i}")
+    # New labels: the user, the rule and the verdicts again (what the reasons name is kept).
     with django_assert_num_queries(3):
         assert client.get("/calibration/").status_code == 200
 

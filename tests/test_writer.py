@@ -221,6 +221,7 @@ def test_ingest_writes_every_row_and_the_summary_columns() -> None:
         "judge_efficiency": 3,
         "error_categories": "unit mismatch",
         "judge_model": "judge-1",  # the shown verdict's
+        "judge_rubric_version": None,  # it records none
         "human_disagreement": "",
     }
 

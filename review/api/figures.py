@@ -112,10 +112,14 @@ def get_comparison(request: HttpRequest) -> dict[str, Any]:
     "/calibration",
     auth=calibration_auth,
     response={200: dict[str, Any], **ERRORS},
+    openapi_extra={"parameters": SWITCH_PARAMETERS},
     summary="Judge calibration: each judge version against the humans",
 )
 def get_calibration(request: HttpRequest) -> dict[str, Any]:
     """Per judge model and rubric version, on the calibration and test parts of the labelled
     trials: the confusion counts, TPR and TNR with 95% Wilson intervals, and the status under
-    the admission rule (decided on the test part). Experts and staff."""
-    return calibration.report_dict(calibration.report())
+    the admission rule (decided on the test part). The labelled trials of tasks confirmed
+    defective and those with a confirmed reward hack are left out unless the switches count
+    them; `left_out` says how many the reasons name. Experts and staff."""
+    included = exclusions.SwitchForm(request.GET).included()
+    return calibration.report_dict(calibration.report(included=included))

@@ -6,7 +6,8 @@ from dataclasses import dataclass
 
 from django.http import QueryDict
 
-from review.science.exclusions import Applied, Exclusions
+from review.science.calibration import Report
+from review.science.exclusions import REASONS, Applied, Exclusions
 
 
 @dataclass(frozen=True)
@@ -26,10 +27,23 @@ class ExclusionNote:
     left_out: bool  # the figures leave them out (else the switches put them all back)
     switches: list[Switch]
     unit: str = "trial"
+    # The page's switches alone, as a query string: links to another page's figures
+    # (calibration, its CSV) keep them.
+    switched: str = ""
 
     @property
     def shown(self) -> bool:
         return bool(self.switches)
+
+
+def switched_query(query: QueryDict) -> str:
+    """The switches of a page's query string, and nothing else of it."""
+    params = {reason.param for reason in REASONS}
+    kept = QueryDict(mutable=True)
+    for name in query:
+        if name in params:
+            kept.setlist(name, query.getlist(name))
+    return kept.urlencode()
 
 
 def _toggled(query: QueryDict, applied: Applied) -> str:
@@ -48,6 +62,7 @@ def exclusion_note(exclusions: Exclusions, query: QueryDict) -> ExclusionNote:
         switches=[
             Switch(a.reason.label, a.included, _toggled(query, a)) for a in exclusions.switches
         ],
+        switched=switched_query(query),
     )
 
 
@@ -64,4 +79,24 @@ def judgment_note(applied: list[Applied], judgments: int, query: QueryDict) -> E
             if a.excluded and judgments
         ],
         unit="judgment",
+    )
+
+
+def labelled_note(report: Report, query: QueryDict) -> ExclusionNote:
+    """Calibration's note: how many labelled trials (of how many tasks) the reasons name, and
+    a switch for each reason that names any."""
+    counted = report.counted
+    if counted is None:
+        return ExclusionNote(trials=0, tasks=None, left_out=False, switches=[])
+    return ExclusionNote(
+        trials=counted.named_trials,
+        tasks=counted.named_tasks,
+        left_out=bool(counted.left_out),
+        switches=[
+            Switch(a.reason.label, a.included, _toggled(query, a))
+            for a in report.applied
+            if counted.named.get(a.reason.key)
+        ],
+        unit="labelled trial",
+        switched=switched_query(query),
     )

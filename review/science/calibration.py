@@ -24,26 +24,33 @@ corrected for its errors (the formulas are in `review.science.judge_error`).
   admitted*.
 - **The correction** uses the calibration part's TPR and TNR (the test part having been
   spent on the admission), for an admitted version only.
+- **Left out** (`review.science.exclusions`): by default the labelled trials of tasks
+  confirmed defective and those with a confirmed reward hack do not count, in the report nor
+  in a job's counts by judge version, so a broken task's or a hacked trial's label does not
+  move a judge's rates and a corrected pass rate counts the trials the job page counts. The
+  same switches as the job page's (`include_defective=1`, `include_hacks=1`) count them, and
+  the report says how many labelled trials the reasons name.
 
 Reading: one query for the rule and one for every decided verdict of a labelled trial (driven
 by `TrialReviewed`, which holds only reviewed trials), then Python counts. The labelled trials
 are what people reviewed, thousands rather than millions. The report and each job's counts
 by judge version are kept in the shared cache (`rewards.cache.calibration_key`,
 `judge_versions_key`) under the newest verdict, annotation and adjudication ids, which the
-rule's query reads too: while nothing is judged or reviewed, a page reads one row.
+rule's query reads too, and what the exclusion reasons leave out: while nothing is judged,
+reviewed or confirmed, a page reads one row.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from django.core.cache import cache
-from django.db.models import Count, OuterRef, Q, Subquery
+from django.db.models import Count, Q, Subquery
 
 from review.models import Adjudication, Annotation, CalibrationRule, TrialReviewed
-from review.science import judge_error
+from review.science import exclusions, judge_error
 from rewards.agreement import LEVEL, SEED, Interval
 from rewards.cache import (
     CALIBRATION_TTL,
@@ -170,9 +177,24 @@ class Calibration:
 
 
 @dataclass(frozen=True)
+class Counted:
+    """The versions' calibrations, and the labelled trials the exclusion reasons name."""
+
+    versions: list[Calibration]
+    named: dict[str, int] = field(default_factory=dict)  # reason key: its labelled trials
+    named_trials: int = 0  # labelled trials any reason names (each once)
+    named_tasks: int = 0  # of how many tasks
+    left_out: int = 0  # of those, the labelled trials the report leaves out
+
+
+@dataclass(frozen=True)
 class Report:
     rule: CalibrationRule
     versions: list[Calibration]
+    # The exclusion reasons as the switches apply them, and what they name of the labelled
+    # trials (`Counted`): the page's note.
+    applied: list[exclusions.Applied] = field(default_factory=list)
+    counted: Counted | None = None
 
     def of(self, version: Version) -> Calibration | None:
         return next((c for c in self.versions if c.version == version), None)
@@ -221,31 +243,59 @@ def rule_and_newest() -> tuple[CalibrationRule, Newest]:
     return found, newest
 
 
-def report(versions: Sequence[Version] | None = None) -> Report:
-    """Every judge version's calibration (or only `versions`'): one query while the kept
-    report is current, two more when it is not."""
+def report(
+    versions: Sequence[Version] | None = None, included: frozenset[str] = frozenset()
+) -> Report:
+    """Every judge version's calibration (or only `versions`'), leaving out what the exclusion
+    reasons name unless `included` names the reason: one query while the kept report is
+    current (and what the reasons name is kept), two more when it is not."""
     rule, newest = rule_and_newest()
-    return _report_under(rule, newest, versions)
+    applied = exclusions.chosen(included)[0]
+    return _report_under(rule, newest, applied, versions)
+
+
+def _applied_key(applied: Sequence[exclusions.Applied]) -> tuple[Hashable, ...]:
+    """What decides the figures of the exclusion reasons as applied: each one's tasks and
+    trials, and whether its switch counts them (which matters only when it names any)."""
+    return tuple(
+        (
+            a.reason.key,
+            a.included and bool(a.excluded),
+            sorted(a.excluded.task_ids),
+            sorted(a.excluded.trial_ids),
+        )
+        for a in applied
+    )
 
 
 def _report_under(
-    rule: CalibrationRule, newest: Newest, versions: Sequence[Version] | None = None
+    rule: CalibrationRule,
+    newest: Newest,
+    applied: Sequence[exclusions.Applied],
+    versions: Sequence[Version] | None = None,
 ) -> Report:
     key = calibration_key(
-        rule.min_tpr_lower, rule.min_tnr_lower, rule.min_labelled, rule.split_salt, newest
+        rule.min_tpr_lower,
+        rule.min_tnr_lower,
+        rule.min_labelled,
+        rule.split_salt,
+        newest,
+        _applied_key(applied),
     )
-    found: list[Calibration] | None = cache.get(key)
+    found: Counted | None = cache.get(key)
     if found is None:
-        found = _calibrations(rule)
+        found = _calibrations(rule, applied)
         cache.set(key, found, CALIBRATION_TTL)
+    chosen = found.versions
     if versions is not None:
         wanted = set(versions)
-        found = [c for c in found if c.version in wanted]
-    return Report(rule, found)
+        chosen = [c for c in chosen if c.version in wanted]
+    return Report(rule, chosen, list(applied), found)
 
 
-def _calibrations(rule: CalibrationRule) -> list[Calibration]:
-    """Every judge version's calibration, read and counted."""
+def _calibrations(rule: CalibrationRule, applied: Sequence[exclusions.Applied]) -> Counted:
+    """Every judge version's calibration, read and counted, without the labelled trials the
+    reasons leave out (and counting those they name)."""
     verdicts = JudgeVerdict.objects.filter(
         trial__in=TrialReviewed.objects.values("trial"),
         trial__human_judgment__in=_HUMAN_DECIDED,
@@ -253,10 +303,29 @@ def _calibrations(rule: CalibrationRule) -> list[Calibration]:
     )
     rows = verdicts.order_by(
         "trial_id", "judge_model", "rubric_version", *JudgeVerdict.LATEST_FIRST
-    ).values_list("trial_id", "judge_model", "rubric_version", "verdict", "trial__human_judgment")
+    ).values_list(
+        "trial_id",
+        "trial__task_id",
+        "judge_model",
+        "rubric_version",
+        "verdict",
+        "trial__human_judgment",
+    )
     found: dict[Version, Calibration] = {}
     seen: set[tuple[int, Version]] = set()
-    for trial_id, model, rubric, verdict, human in rows:
+    named: dict[str, set[int]] = {a.reason.key: set() for a in applied if a.excluded}
+    named_tasks: set[int] = set()
+    left_out: set[int] = set()
+    for trial_id, task_id, model, rubric, verdict, human in rows:
+        leave_out = False
+        for a in applied:
+            if trial_id in a.excluded.trial_ids or task_id in a.excluded.task_ids:
+                named[a.reason.key].add(trial_id)
+                named_tasks.add(task_id)
+                leave_out = leave_out or not a.included
+        if leave_out:
+            left_out.add(trial_id)
+            continue
         version = Version(model, rubric)
         if (trial_id, version) in seen:
             continue  # an older verdict of the same version: the latest counts
@@ -266,7 +335,16 @@ def _calibrations(rule: CalibrationRule) -> list[Calibration]:
         (calibration.calibration if part == CALIBRATION else calibration.test).add(verdict, human)
     for calibration in found.values():
         calibration.judge(rule)
-    return sorted(found.values(), key=lambda c: (c.version.judge_model, c.version.rubric_version))
+    versions = sorted(
+        found.values(), key=lambda c: (c.version.judge_model, c.version.rubric_version)
+    )
+    return Counted(
+        versions,
+        named={key: len(trials) for key, trials in named.items() if trials},
+        named_trials=len(set().union(*named.values())),
+        named_tasks=len(named_tasks),
+        left_out=len(left_out),
+    )
 
 
 # --- corrected pass rates --------------------------------------------------------------------
@@ -286,37 +364,43 @@ class CorrectedRate:
         return self.passed / self.judged
 
 
-def shown_versions(job: Job, newest: Newest | None = None) -> list[tuple[Version, int, int]]:
+def shown_versions(
+    job: Job, newest: Newest | None = None, left_out: exclusions.Excluded | None = None
+) -> list[tuple[Version, int, int]]:
     """The job's shown judge verdicts (each trial's latest, `Trial.judge_verdict`) that
-    decided, counted by judge version: (version, passed, decided). Kept in the cache under
-    the newest verdict id (`newest`); counted afresh by one grouped query over the job's
-    judged trials, the rubric version read from each trial's latest verdict."""
+    decided, counted by judge version: (version, passed, decided), without the trials
+    `left_out` names. Kept in the cache under the newest verdict id (`newest`) and what is
+    left out; counted afresh by one grouped query over the job's judged trials, the version
+    read from the trial rows (`Trial.judge_model` and `judge_rubric_version`, kept with the
+    shown verdict)."""
     if newest is None:
-        return _count_versions(job)
-    key = judge_versions_key(job.pk, newest.verdict)
+        return _count_versions(job, left_out)
+    leaving = (sorted(left_out.task_ids), sorted(left_out.trial_ids)) if left_out else None
+    key = judge_versions_key(job.pk, newest.verdict, leaving)
     counted: list[tuple[Version, int, int]] | None = cache.get(key)
     if counted is None:
-        counted = _count_versions(job)
+        counted = _count_versions(job, left_out)
         cache.set(key, counted, CALIBRATION_TTL)
     return counted
 
 
-def _count_versions(job: Job) -> list[tuple[Version, int, int]]:
-    latest_rubric = (
-        JudgeVerdict.objects.filter(trial=OuterRef("pk"))
-        .order_by(*JudgeVerdict.LATEST_FIRST)
-        .values("rubric_version")[:1]
-    )
+def _count_versions(
+    job: Job, left_out: exclusions.Excluded | None = None
+) -> list[tuple[Version, int, int]]:
+    trials = Trial.objects.filter(job=job, judge_verdict__in=_JUDGE_DECIDED)
+    if left_out:
+        trials = trials.exclude(exclusions.trials_of(left_out))
+    # Counting a column of trial_job_judge_version_idx (the id is not one) lets PostgreSQL
+    # answer from that index alone: a few pages for a 10,000-trial job, not its rows. Left-out
+    # trials are told by their task and id, so a job with some reads its rows (then kept).
     rows = (
-        Trial.objects.filter(job=job, judge_verdict__in=_JUDGE_DECIDED)
-        .annotate(rubric=Subquery(latest_rubric))
-        .order_by()
-        .values("judge_model", "rubric")
+        trials.order_by()
+        .values("judge_model", "judge_rubric_version")
         .annotate(
-            judged=Count("pk"),
-            passed=Count("pk", filter=Q(judge_verdict=JudgeVerdict.Outcome.PASS)),
+            judged=Count("judge_verdict"),
+            passed=Count("judge_verdict", filter=Q(judge_verdict=JudgeVerdict.Outcome.PASS)),
         )
-        .values_list("judge_model", "rubric", "passed", "judged")
+        .values_list("judge_model", "judge_rubric_version", "passed", "judged")
     )
     return sorted(
         ((Version(model, rubric or ""), passed, judged) for model, rubric, passed, judged in rows),
@@ -374,14 +458,26 @@ def _corrections(
     return {key: judge_error.corrected_pass_rate(*inputs) for key, inputs in missing.items()}
 
 
-def job_corrected_rates(jobs: Sequence[Job]) -> dict[int, list[CorrectedRate]]:
-    """Each job's corrected judge pass rates: one query per job, then two for the versions."""
+def job_corrected_rates(
+    jobs: Sequence[Job], left_out: exclusions.Exclusions | None = None
+) -> dict[int, list[CorrectedRate]]:
+    """Each job's corrected judge pass rates, with the exclusion reasons as the page's
+    switches apply them (`left_out`, the page's; None: every reason leaves its trials out)
+    in the counts and in the calibration alike: one query per job, then two for the versions.
+    A job none of whose trials are left out is counted over all of them (the same kept
+    counts whatever the switches say)."""
     rule, newest = rule_and_newest()
-    counts = {job.pk: shown_versions(job, newest) for job in jobs}
+    if left_out is None:
+        left_out = exclusions.for_jobs([job.pk for job in jobs])
+    active = left_out.active
+    counts = {
+        job.pk: shown_versions(job, newest, active if left_out.leaves_out_of(job.pk) else None)
+        for job in jobs
+    }
     versions = sorted({v for rows in counts.values() for v, _, _ in rows}, key=str)
     if not versions:
         return {pk: [] for pk in counts}
-    calibrations = _report_under(rule, newest, versions)
+    calibrations = _report_under(rule, newest, left_out.applied, versions)
     return {pk: corrected_rates(rows, calibrations) for pk, rows in counts.items()}
 
 
@@ -424,6 +520,27 @@ def confusion_dict(c: Confusion) -> dict[str, object]:
     }
 
 
+def left_out_dict(result: Report) -> dict[str, object]:
+    """What the exclusion reasons name of the labelled trials, and whether the report counts
+    them (each reason's switch)."""
+    counted = result.counted or Counted([])
+    return {
+        "labelled_trials": counted.named_trials,
+        "tasks": counted.named_tasks,
+        "left_out": counted.left_out,
+        "reasons": [
+            {
+                "reason": a.reason.key,
+                "label": a.reason.label,
+                "switch": f"{a.reason.param}=1",
+                "counted": a.included,
+                "labelled_trials": counted.named.get(a.reason.key, 0),
+            }
+            for a in result.applied
+        ],
+    }
+
+
 def report_dict(result: Report) -> dict[str, object]:
     rule = result.rule
     return {
@@ -437,6 +554,7 @@ def report_dict(result: Report) -> dict[str, object]:
             "min_labelled": rule.min_labelled,
             "status_from": TEST,
         },
+        "left_out": left_out_dict(result),
         "versions": [
             {
                 "judge_model": c.version.judge_model,

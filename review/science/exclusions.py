@@ -1,9 +1,10 @@
 """Trials left out of the pass rates, and why: one place for every reason.
 
 A trial's stored reward never changes. What changes is whether a figure counts it: by
-default, the job page, compare and agreement leave out the trials that a reason names, and
-say so ("12 trials of 2 tasks left out"); a visible switch on each page (a query parameter
-per reason, `?include_defective=1`) puts them back.
+default, the job page, compare, agreement and judge calibration (its labelled trials, and
+the judged trials of a corrected pass rate: `review.science.calibration`) leave out the
+trials that a reason names, and say so ("12 trials of 2 tasks left out"); a visible switch
+on each page (a query parameter per reason, `?include_defective=1`) puts them back.
 
 A reason names tasks (every trial of a task that is confirmed defective) or single trials
 (a confirmed reward hack): `Reason.excluded()` gives both, and the rest of this module does
@@ -168,6 +169,19 @@ class Exclusions:
     @property
     def left_out(self) -> bool:
         return bool(self.rows)
+
+    @property
+    def active(self) -> Excluded:
+        """What the reasons name that the switches did not put back (of every job)."""
+        active = Excluded()
+        for a in self.applied:
+            if not a.included:
+                active |= a.excluded
+        return active
+
+    def leaves_out_of(self, job_id: int) -> bool:
+        """Whether the figures leave out some trials of this job."""
+        return any(row[0] == job_id for row in self.rows)
 
     @property
     def included(self) -> bool:

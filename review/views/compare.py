@@ -24,13 +24,14 @@ from rewards.models import Job, JudgeVerdict, ScorerResult, Trial, TrialDetail
 @browse_required
 def compare_runs(request: HttpRequest) -> HttpResponse:
     form = CompareForm(request.GET or None)
-    result, note = None, None
+    result, note, corrected = None, None, {}
     if form.is_valid():
         a, b = form.cleaned_data["a"], form.cleaned_data["b"]
         left_out = _left_out(request, a, b)
         result = compare.compare(a, b, left_out)
         note = exclusion_note(left_out, request.GET)
-    corrected = calibration.job_corrected_rates([result.a, result.b]) if result else {}
+        # Under the same switches as the comparison.
+        corrected = calibration.job_corrected_rates([result.a, result.b], left_out)
     return render(
         request,
         "review/compare.html",

@@ -68,8 +68,8 @@ def job_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "figures": figures,
         "note": exclusion_note(left_out, request.GET),
         # Beside the judge's pass rate, corrected for its measured error (not kept with the
-        # figures: a new label anywhere can change it).
-        "corrected_rates": calibration.job_corrected_rates([job])[job.pk],
+        # figures: a new label anywhere can change it), under the page's switches.
+        "corrected_rates": calibration.job_corrected_rates([job], left_out)[job.pk],
         "can_scan": can_ingest(request.user),
     }
     if wants_fragment(request):

@@ -123,6 +123,7 @@ def summary_of(bundle: TrialBundle, result: ResultRecord) -> rules.TrialSummary:
         scorers=scorers,
         judge_verdict=judge.verdict if judge else "",
         judge_model=judge.judge_model if judge else "",
+        judge_rubric_version=judge.rubric_version if judge else "",
         failure_mode=(judge.failure_mode or "") if judge else "",
         status=bundle.trial.status,
         exception_type=bundle.trial.exception_type,
