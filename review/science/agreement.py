@@ -681,19 +681,23 @@ def multi_rated(
     trials_of: dict[tuple[Any, ...], int] = defaultdict(int)
     for row in rows:
         trials_of[(*row[:3], row[3] or "", *row[4:6])] += row[6]
+    # Then what they add to each matrix, alike additions summed: a matrix's units in as few
+    # profiles as it has kinds of trial, whatever the other gates.
     keys = {"verifier": 0, "judge": 1, "scorers": 2}
-    multi: MultiRated = defaultdict(list)
-    for (*autos, group, passes, fails), trials in sorted(trials_of.items()):
+    added: dict[tuple[str, str | None], dict[tuple[int, int, int], int]] = defaultdict(
+        lambda: defaultdict(int)
+    )
+    for (*autos, group, passes, fails), trials in trials_of.items():
         if trials <= 0:
             continue
         for comparison in COMPARISONS:
             gate = autos[keys[comparison.key]]
             if gate not in GATE_LABELS:
                 continue
-            added = (GATE_LABELS.index(gate), passes, fails, trials)
-            multi[(comparison.key, None)].append(added)
-            multi[(comparison.key, group)].append(added)
-    return multi
+            unit = (GATE_LABELS.index(gate), passes, fails)
+            added[(comparison.key, None)][unit] += trials
+            added[(comparison.key, group)][unit] += trials
+    return {key: [(*unit, n) for unit, n in sorted(units.items())] for key, units in added.items()}
 
 
 def _multi_rated_rows(
