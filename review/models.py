@@ -354,6 +354,61 @@ class JobPairTally(models.Model):
         return f"{self.n} x {self.judgment_a}/{self.judgment_b} in job {self.job_id}"
 
 
+class MultiRatedTally(GateColumns):
+    """Trials with two or more pass / fail latest judgments, counted by their gates and how
+    many of those judgments pass and fail (`tallies`): the units agreement's cluster
+    bootstrap draws (`review.science.agreement.multi_rated`).
+
+    Kept by database triggers with `LatestJudgment` (review migration 0018), blind judgments
+    apart like `JudgmentTally`. `n` counts trials; a key whose trials all moved away keeps 0.
+    """
+
+    blind = models.BooleanField()
+    passes = models.PositiveSmallIntegerField()
+    fails = models.PositiveSmallIntegerField()
+    n = models.IntegerField(default=0)
+
+    KEY = ("blind", *GATE_FIELDS, "passes", "fails")  # its columns, in the key's order
+
+    class Meta:
+        constraints = [
+            # The tally's key: adding to it is an upsert on this constraint.
+            models.UniqueConstraint(
+                fields=["blind", *GATE_FIELDS, "passes", "fails"], name="multiratedtally_key"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.n} trials of {self.passes} pass, {self.fails} fail"
+
+
+class JobMultiRatedTally(GateColumns):
+    """`MultiRatedTally` for one job's trials."""
+
+    # No index of its own: the key leads with the job.
+    job = models.ForeignKey(
+        "rewards.Job", on_delete=models.CASCADE, related_name="+", db_index=False
+    )
+    blind = models.BooleanField()
+    passes = models.PositiveSmallIntegerField()
+    fails = models.PositiveSmallIntegerField()
+    n = models.IntegerField(default=0)
+
+    KEY = ("job_id", *MultiRatedTally.KEY)
+
+    class Meta:
+        constraints = [
+            # The tally's key, led by the job (reading one job's rows).
+            models.UniqueConstraint(
+                fields=["job", "blind", *GATE_FIELDS, "passes", "fails"],
+                name="jobmultiratedtally_key",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.n} trials of {self.passes} pass, {self.fails} fail in job {self.job_id}"
+
+
 class JobTally(models.Model):
     """A job's trials counted by task, agent, model and failure mode (`review.science.job_tallies`).
 

@@ -103,6 +103,7 @@ def purge_review_data() -> None:
         GoldLabel,
         JudgmentTally,
         LatestJudgment,
+        MultiRatedTally,
         PairTally,
         StepComment,
     )
@@ -132,6 +133,7 @@ def purge_review_data() -> None:
                 *(
                     model._meta.db_table
                     for model in (
+                        MultiRatedTally,
                         PairTally,
                         JudgmentTally,
                         LatestJudgment,

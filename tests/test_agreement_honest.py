@@ -15,6 +15,8 @@ from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
+from django.db.models import Q
+from django.http import QueryDict
 from django.test import Client
 
 from review.filtering.form import TrialFilterForm
@@ -234,3 +236,61 @@ def test_blind_annotations_only_resample_the_trials_of_their_blind_judgments(
         judge = agreement.report(form).comparisons[0]
         assert judge.overall.counts == [[7, 1], [0, 6]]
         assert judge.overall.interval == stats.kappa_interval(units)
+
+
+def _intervals(query: str, by: str, left_out: Q | None = None) -> list[Any]:
+    result = agreement.report(TrialFilterForm(QueryDict(query)), by, left_out)
+    return [
+        (m.counts, m.interval, m.no_interval)
+        for c in result.comparisons
+        for m in (c.overall, *(g.matrix for g in c.groups))
+    ]
+
+
+def test_the_kept_units_are_the_grouped_ones_with_and_without_trials_left_out(
+    judged: dict[str, Any], reviewers: list[User]
+) -> None:
+    # A second job's trials (t14 to t16, judged twice, with another failure mode), and
+    # blind judgments on some of the first job's.
+    rita, sam, tom = reviewers
+    more = f.write(
+        *(
+            f.bundle(
+                name=f"t{i}", job="run-b", reward=0.2, judges=[f.judge("FAIL", failure_mode="m2")]
+            )
+            for i in (14, 15, 16)
+        )
+    )
+    for trial in more:
+        add_annotation(trial_id=trial.pk, reviewer=rita, judgment="fail")
+        add_annotation(trial_id=trial.pk, reviewer=sam, judgment="pass")
+    for name, reviewer, judgment in [("t0", rita, "fail"), ("t0", sam, "fail"), ("t13", tom, "p")]:
+        judgment = {"p": "pass"}.get(judgment, judgment)
+        add_annotation(trial_id=judged[name].pk, reviewer=reviewer, judgment=judgment, blind=True)
+    job = judged["t0"].job_id
+    assert more[0].job_id != job
+    # Trials left out: one judged three times, one twice, one once, and one of the second job.
+    left_out = Q(pk__in=[judged["t0"].pk, judged["t3"].pk, judged["t2"].pk, more[0].pk])
+    for kept in ("", "counted=blind", f"job={job}", f"job={job}&counted=blind"):
+        grouped = f"{kept}&reward_min=0"  # the same trials, grouped from their judgments
+        for by in agreement.DIMENSIONS:
+            for out in (None, left_out):
+                forms = TrialFilterForm(QueryDict(kept)), TrialFilterForm(QueryDict(grouped))
+                units = [
+                    agreement.multi_rated(form, agreement.DIMENSIONS[by], out) for form in forms
+                ]
+                assert dict(units[0]) == dict(units[1])
+                assert _intervals(kept, by, out) == _intervals(grouped, by, out)
+    # Without t0, t2, t3 and t14, the judge's matrix over every trial holds these trials
+    # judged more than once: (row, passes, fails, trials), PASS row 0, FAIL row 1; t10 and
+    # the second job's t15 and t16 add the same.
+    form = TrialFilterForm(QueryDict(""))
+    multi = agreement.multi_rated(form, agreement.DIMENSIONS["source"], left_out)
+    assert sorted(multi[("judge", None)]) == [
+        (0, 2, 0, 1),  # t1
+        (0, 2, 1, 1),  # t4
+        (1, 0, 2, 1),  # t8
+        (1, 0, 3, 1),  # t7
+        (1, 1, 1, 3),  # t10, t15, t16
+        (1, 1, 2, 1),  # t13
+    ]

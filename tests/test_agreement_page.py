@@ -215,7 +215,7 @@ def test_agreement_page_renders_the_figures_in_a_fixed_number_of_queries(
     f.login(client, "ann", "analyst")
     # the user, their role groups, the tasks confirmed defective (none; read once, then
     # cached: review.science.exclusions), the grouped counts, the reviewer pairs with their
-    # names, the trials judged more than once (the units of κ's intervals).
+    # names, the trials judged more than once (the units of κ's intervals, kept tallies).
     with django_assert_num_queries(6):
         response = client.get("/agreement/")
     html = response.content.decode()
@@ -255,7 +255,8 @@ def test_a_filtered_agreement_page_groups_its_trials_in_a_fixed_number_of_querie
     assert response.status_code == 200
     assert response.context["report"].judgments == 8
     # The job alone: the user, its kept judgment tallies and pair tallies instead, the same
-    # figures (the roles and the job found in the cache), and its trials judged more than once.
+    # figures (the roles and the job found in the cache), and its trials judged more than once
+    # (kept too).
     with django_assert_num_queries(4):
         alone = client.get(f"/agreement/?job={job}&by=source")
     assert alone.context["report"].judgments == 8

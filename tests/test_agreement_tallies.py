@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
+from django.core.management import call_command
 from django.db import connection
 from django.http import QueryDict
 from django.test import Client
@@ -28,10 +29,12 @@ from review.models import (
     GATE_FIELDS,
     Annotation,
     JobJudgmentTally,
+    JobMultiRatedTally,
     JobPairTally,
     JobTally,
     JudgmentTally,
     LatestJudgment,
+    MultiRatedTally,
     PairTally,
     TrialReviewed,
     add_annotation,
@@ -40,6 +43,7 @@ from review.science import agreement, job_tallies, tallies
 from rewards.models import Task, Trial
 from rewards.scoring.grading import store_verdict
 from tests import review_factories as f
+from tests.conftest import purge_review_data
 
 pytestmark = pytest.mark.django_db
 
@@ -82,6 +86,8 @@ def kept() -> Kept:
         "pairs": _counted(PairTally),
         "job judgments": _counted(JobJudgmentTally),
         "job pairs": _counted(JobPairTally),
+        "multi-rated": _counted(MultiRatedTally),
+        "job multi-rated": _counted(JobMultiRatedTally),
         "job trials": _job_tallies(),
         "first reviews": set(TrialReviewed.objects.values_list("trial_id", "job_id", "first_at")),
     }
@@ -163,6 +169,10 @@ def test_a_trials_judgments_are_counted_under_its_gates_and_each_decided_pair_on
     assert _counted(JobPairTally) == {
         (trial.job_id, *key): n for key, n in _counted(PairTally).items()
     }
+    # One trial judged by three reviewers who decided, two passes and a fail; blind, one
+    # decided only.
+    assert _counted(MultiRatedTally) == {(False, *gates, 2, 1): 1}
+    assert _counted(JobMultiRatedTally) == {(trial.job_id, False, *gates, 2, 1): 1}
 
     # rita changes her mind: her fail moves to pass, her pairs with it.
     add_annotation(trial_id=trial.pk, reviewer=rita, judgment="pass")
@@ -173,6 +183,10 @@ def test_a_trials_judgments_are_counted_under_its_gates_and_each_decided_pair_on
         (False, rita.pk, tom.pk, "pass", "pass", 3): 1,
         (False, sam.pk, tom.pk, "pass", "pass", 3): 1,
     }
+    assert _counted(MultiRatedTally) == {(False, *gates, 3, 0): 1}
+    # sam's latest blind judgment becomes fail: two blind decided judgments, one trial.
+    add_annotation(trial_id=trial.pk, reviewer=sam, judgment="fail", blind=True)
+    assert _counted(MultiRatedTally) == {(False, *gates, 2, 1): 1, (True, *gates, 0, 2): 1}
     assert_kept_equals_recount()
 
 
@@ -409,3 +423,28 @@ def test_adding_an_annotation_keeps_everything_in_a_fixed_number_of_queries(
     with django_assert_num_queries(7):
         add_annotation(trial_id=trial.pk, reviewer=rita, judgment="fail")
     assert_kept_equals_recount()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_migration_0018_counts_the_trials_judged_more_than_once_and_goes_back(
+    people: dict[str, User],
+) -> None:
+    """Migrated forwards, the multi-rated tallies are counted from the latest judgments and
+    kept from then on; back, migration 0009's triggers keep the other tallies alone."""
+    try:
+        trials = two_runs_judged(people, modes=2, judged=6)
+        expected = kept()
+        assert expected["multi-rated"]
+        assert expected["job multi-rated"]
+        call_command("migrate", "review", "0017", verbosity=0)
+        add_annotation(trial_id=trials[6].pk, reviewer=people["rita"], judgment="pass")
+        add_annotation(trial_id=trials[6].pk, reviewer=people["tom"], judgment="fail")
+        call_command("migrate", "review", verbosity=0)
+        assert kept() == recounted()
+        assert kept()["multi-rated"] != expected["multi-rated"]
+        add_annotation(trial_id=trials[7].pk, reviewer=people["rita"], judgment="fail")
+        add_annotation(trial_id=trials[7].pk, reviewer=people["sam"], judgment="fail")
+        Trial.objects.filter(pk__in=[t.pk for t in trials[:8]]).update(judge_verdict="PASS")
+        assert_kept_equals_recount()
+    finally:
+        purge_review_data()

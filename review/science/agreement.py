@@ -10,7 +10,8 @@ judge, an unparseable verdict, no scorers).
 Clusters`): a trial's two or three judgments share its one gate value and are drawn
 together. What each trial adds to a gate's matrix is read when an interval is first asked
 for: the trials with two or more pass / fail judgments, grouped by what they add, in one
-query (`multi_rated`); every other judgment is a trial of its own. In a reviewer pair's
+query (`multi_rated`; over every trial or one job's, from the tallies kept of them,
+`MultiRatedTally`); every other judgment is a trial of its own. In a reviewer pair's
 matrix every count is already one trial. A table too small or degenerate for an interval
 (`rewards.agreement.kappa_refusal`) shows a dash and the reason.
 
@@ -44,9 +45,11 @@ from review.filtering.fields import NONE_VALUE, judged_value
 from review.filtering.form import TrialFilterForm
 from review.models import (
     JobJudgmentTally,
+    JobMultiRatedTally,
     JobPairTally,
     JudgmentTally,
     LatestJudgment,
+    MultiRatedTally,
     PairTally,
 )
 from rewards import agreement
@@ -650,15 +653,59 @@ def multi_rated(
     """What the trials with two or more pass / fail judgments under the filter add to each
     gate matrix (overall and per group of `dimension`), for the cluster bootstrap.
 
-    One query: the filter's latest judgments grouped by trial (with its gates and group,
-    the same for all of its rows), kept where two or more reviewers passed or failed it,
-    then grouped again by what they add. Asked only when an interval is computed.
+    One query. Over every trial or one job's, the kept tallies (`MultiRatedTally`,
+    `JobMultiRatedTally`) summed by the gates and the group; under another filter, its
+    latest judgments grouped by trial (with its gates and group, the same for all of its
+    rows), kept where two or more reviewers passed or failed it, then grouped again by what
+    they add. The trials `left_out` names are counted alike and subtracted from the kept
+    rows, or left out of the grouping (a second query with the tallies, as for the
+    matrices). Asked only when an interval is computed.
     """
-    field = form.counted_field
     gates = ("verifier", "judge_verdict", "scorer_verdict", dimension.key)
-    judgments = counted(form)
-    if left_out is not None:
-        judgments = judgments.exclude(trial__in=Trial.objects.filter(left_out).values("pk"))
+    rows: list[tuple[Any, ...]]
+    if _reads_tallies(form):
+        rows = list(
+            _tallies(form, MultiRatedTally, JobMultiRatedTally)
+            .values_list(*gates, "passes", "fails")
+            .annotate(trials=Sum("n"))
+        )
+        if left_out is not None:
+            taken = _multi_rated_rows(_left_out_judgments(form, left_out), form, gates)
+            rows += [(*row[:-1], -row[-1]) for row in taken]
+    else:
+        judgments = counted(form)
+        if left_out is not None:
+            judgments = judgments.exclude(trial__in=Trial.objects.filter(left_out).values("pk"))
+        rows = _multi_rated_rows(judgments, form, gates)
+    # Each (gates, group, passes, fails) once, with its trials (less those left out).
+    trials_of: dict[tuple[Any, ...], int] = defaultdict(int)
+    for row in rows:
+        trials_of[(*row[:3], row[3] or "", *row[4:6])] += row[6]
+    # Then what they add to each matrix, alike additions summed: a matrix's units in as few
+    # profiles as it has kinds of trial, whatever the other gates.
+    keys = {"verifier": 0, "judge": 1, "scorers": 2}
+    added: dict[tuple[str, str | None], dict[tuple[int, int, int], int]] = defaultdict(
+        lambda: defaultdict(int)
+    )
+    for (*autos, group, passes, fails), trials in trials_of.items():
+        if trials <= 0:
+            continue
+        for comparison in COMPARISONS:
+            gate = autos[keys[comparison.key]]
+            if gate not in GATE_LABELS:
+                continue
+            unit = (GATE_LABELS.index(gate), passes, fails)
+            added[(comparison.key, None)][unit] += trials
+            added[(comparison.key, group)][unit] += trials
+    return {key: [(*unit, n) for unit, n in sorted(units.items())] for key, units in added.items()}
+
+
+def _multi_rated_rows(
+    judgments: QuerySet[LatestJudgment], form: TrialFilterForm, gates: tuple[str, ...]
+) -> list[tuple[Any, ...]]:
+    """(gates..., group, passes, fails, trials): `judgments` grouped by trial, kept where
+    two or more are pass or fail, grouped again by what they add. One query."""
+    field = form.counted_field
     per_trial = (
         judgments.filter(**{f"{field}__in": HUMAN_LABELS})
         .order_by()
@@ -675,16 +722,4 @@ def multi_rated(
     sql = f"SELECT {columns}, COUNT(*) FROM ({inner}) per_trial GROUP BY {columns}"  # noqa: S608 (the inner query is Django's, compiled with its parameters apart)
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
-        rows = cursor.fetchall()
-    keys = {"verifier": 0, "judge": 1, "scorers": 2}
-    multi: MultiRated = defaultdict(list)
-    for row in rows:
-        group, passes, fails, trials = row[3] or "", row[4], row[5], row[6]
-        for comparison in COMPARISONS:
-            gate = row[keys[comparison.key]]
-            if gate not in GATE_LABELS:
-                continue
-            added = (GATE_LABELS.index(gate), passes, fails, trials)
-            multi[(comparison.key, None)].append(added)
-            multi[(comparison.key, group)].append(added)
-    return multi
+        return [tuple(row) for row in cursor.fetchall()]

@@ -1,6 +1,6 @@
 """Every kept tally against a recount from the trials and annotations.
 
-The triggers keep the tallies (review migrations 0008 to 0010); `manage.py retally`
+The triggers keep the tallies (review migrations 0008 to 0011 and 0018); `manage.py retally`
 recounts them all (data written with the triggers absent), and `retally --check` tells
 whether they already equal a recount, changing nothing: what an operator runs after a
 restore, and what the backup tests assert.
@@ -15,10 +15,12 @@ from django.db import models, transaction
 
 from review.models import (
     JobJudgmentTally,
+    JobMultiRatedTally,
     JobPairTally,
     JobTally,
     JudgmentTally,
     LatestJudgment,
+    MultiRatedTally,
     PairTally,
     TrialReviewed,
 )
@@ -28,8 +30,10 @@ KEPT: tuple[type[models.Model], ...] = (
     LatestJudgment,
     JudgmentTally,
     PairTally,
+    MultiRatedTally,
     JobJudgmentTally,
     JobPairTally,
+    JobMultiRatedTally,
     JobTally,
     TrialReviewed,
 )

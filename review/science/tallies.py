@@ -3,16 +3,19 @@
 The agreement page over every trial would otherwise group every latest judgment on every
 request (hundreds of thousands at a million trials). Instead `LatestJudgment` holds each
 reviewer's latest (and latest blind) judgment of each trial, with the trial's gates, and
-`JudgmentTally`, `PairTally` and their per-job twins (review.models) hold their grouped
-counts:
+`JudgmentTally`, `PairTally`, `MultiRatedTally` and their per-job twins (review.models)
+hold their grouped counts:
 - per latest judgment, one count under its trial's gates (`GATE_FIELDS`) and its judgment,
   and one more under `blind=True` with its latest blind judgment, if it has one;
 - per unordered pair of a trial's reviewers who both judged pass or fail (reviewer ids
   ascending), one count under their two judgments and the number of such reviewers on the
   trial (what Krippendorff's alpha weighs a pair by), for every judgment and for blind
-  judgments alike.
+  judgments alike;
+- per trial with two or more pass / fail judgments, one count under its gates and the
+  numbers of them that pass and fail (`MultiRatedTally`, `JobMultiRatedTally`: the units
+  of κ's cluster bootstrap), for every judgment and for blind judgments alike.
 
-Database triggers keep all of them (review migration 0009), in the writing statement's
+Database triggers keep all of them (review migrations 0009 and 0018), in the writing statement's
 transaction, whichever way an annotation is inserted or a trial's gates change (`save()`,
 `bulk_create`, `QuerySet.update`, COPY). This module holds the recount, `rebuild`: the
 same rules written as one set of statements over every trial, for data written with the
@@ -100,6 +103,35 @@ UNION ALL
 """
 
 
+def _multi_rated(blind: str, column: str, per_job: bool) -> str:
+    """Per trial with two or more pass / fail judgments (`column`): its gates and how many
+    of them pass and fail."""
+    job = "t.job_id, " if per_job else ""
+    join = " JOIN rewards_trial t ON t.id = l.trial_id" if per_job else ""
+    gates = ", ".join(f"l.{name}" for name in GATE_FIELDS)
+    return f"""
+    SELECT {job}{blind} AS blind, {gates},
+        SUM(CASE WHEN l.{column} = 'pass' THEN 1 ELSE 0 END) AS passes,
+        SUM(CASE WHEN l.{column} = 'fail' THEN 1 ELSE 0 END) AS fails
+    FROM review_latestjudgment l{join}
+    WHERE l.{column} IN ('pass', 'fail')
+    GROUP BY {job}l.trial_id, {gates}
+    HAVING COUNT(*) > 1"""  # noqa: S608 (our table and column names)
+
+
+def _fill_multi_rated(per_job: bool) -> str:
+    table = "review_jobmultiratedtally" if per_job else "review_multiratedtally"
+    job = "m.job_id, " if per_job else ""
+    key = f"{job}m.blind, {', '.join(f'm.{name}' for name in GATE_FIELDS)}, m.passes, m.fails"
+    return f"""
+INSERT INTO {table} ({"job_id, " if per_job else ""}blind, {_GATES}, passes, fails, n)
+SELECT {key}, COUNT(*) FROM ({_multi_rated("FALSE", "judgment", per_job)}
+    UNION ALL{_multi_rated("TRUE", "blind_judgment", per_job)}
+) m
+GROUP BY {key}
+"""  # noqa: S608 (our table and column names)
+
+
 def rebuild(connection: Any) -> None:
     """Recount the latest judgments and every agreement tally (of all trials and per job)
     from the annotations.
@@ -108,6 +140,8 @@ def rebuild(connection: Any) -> None:
     them otherwise. `manage.py retally` runs it, with the job tallies'.
     """
     tables = (
+        "review_jobmultiratedtally",
+        "review_multiratedtally",
         "review_jobpairtally",
         "review_jobjudgmenttally",
         "review_pairtally",
@@ -120,6 +154,8 @@ def rebuild(connection: Any) -> None:
         _fill_pairs(per_job=False),
         _fill_judgments(per_job=True),
         _fill_pairs(per_job=True),
+        _fill_multi_rated(per_job=False),
+        _fill_multi_rated(per_job=True),
     )
     with connection.cursor() as cursor:
         for table in tables:

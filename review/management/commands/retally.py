@@ -1,6 +1,6 @@
 """`manage.py retally`: recount every kept tally from the trials and annotations.
 
-Database triggers keep them (review migrations 0008 to 0010) through every write; this is
+Database triggers keep them (review migrations 0008 to 0011 and 0018) through every write; this is
 for data loaded with the triggers absent, such as rows copied in while they were dropped.
 `--check` changes nothing and fails when a kept tally differs from a recount (after a
 restore: `manage.py backup` copies the tallies with the rows, so they must agree).
