@@ -45,11 +45,13 @@ from django.db.models import (
 )
 from django.db.models.functions import Cast
 
-from review.models import Annotation, StepComment
+from review.models import Annotation, DefectEntry, FindingReview, StepComment
 from rewards.export import iter_trial_chunks, trial_bundle
 from rewards.models import Integrity, IntegrityFinding, Trial
 from rewards.schemas import (
     Annotation as AnnotationRecord,
+    DefectEntry as DefectEntryRecord,
+    FindingReview as FindingReviewRecord,
     StepComment as StepCommentRecord,
     TrialBundle,
 )
@@ -517,9 +519,30 @@ def step_comment_record(comment: StepComment) -> StepCommentRecord:
     )
 
 
+def finding_review_record(review: FindingReview) -> FindingReviewRecord:
+    return FindingReviewRecord(
+        reviewer_id=review.reviewer.username,
+        timestamp=review.created_at,
+        decision=review.decision,
+        rationale=review.rationale,
+    )
+
+
+def defect_entry_record(entry: DefectEntry) -> DefectEntryRecord:
+    return DefectEntryRecord(
+        author_id=entry.author.username,
+        timestamp=entry.created_at,
+        state=entry.state,
+        category=entry.category,
+        rationale=entry.rationale,
+        evidence=list(entry.evidence),
+    )
+
+
 def with_annotations(trials: list[Trial]) -> Iterator[TrialBundle]:
-    """Bundles for trials whose children are loaded, each with its annotations and step
-    comments (one query each)."""
+    """Bundles for trials whose children are loaded (`rewards.export.bundle_queryset`), each
+    with its annotations, step comments, finding reviews (when it has findings) and its
+    task's ledger entries (one query each)."""
     by_trial: dict[int, list[AnnotationRecord]] = {t.pk: [] for t in trials}
     for annotation in (
         Annotation.objects.filter(trial__in=by_trial)
@@ -534,15 +557,39 @@ def with_annotations(trials: list[Trial]) -> Iterator[TrialBundle]:
         .order_by(*StepComment.HISTORY)
     ):
         comments[comment.trial_id].append(step_comment_record(comment))
+    reviews: dict[int, list[FindingReviewRecord]] = {}
+    finding_ids = [f.pk for t in trials for f in t.integrity_findings.all()]
+    for review in (
+        FindingReview.objects.filter(finding_id__in=finding_ids)
+        .select_related("reviewer")
+        .order_by("created_at", "id")
+        if finding_ids
+        else ()
+    ):
+        reviews.setdefault(review.finding_id, []).append(finding_review_record(review))
+    ledger: dict[int, list[DefectEntryRecord]] = {}
+    for entry in (
+        DefectEntry.objects.filter(task_id__in={t.task_id for t in trials})
+        .select_related("author")
+        .order_by("id")
+    ):
+        ledger.setdefault(entry.task_id, []).append(defect_entry_record(entry))
     for trial in trials:
         bundle = trial_bundle(trial)
         bundle.annotations = by_trial[trial.pk]
         bundle.step_comments = comments[trial.pk]
+        # `trial_bundle` made one record per finding, in the prefetched order.
+        for record, finding in zip(
+            bundle.integrity_findings, trial.integrity_findings.all(), strict=True
+        ):
+            record.reviews = reviews.get(finding.pk, [])
+        bundle.defect_entries = ledger.get(trial.task_id, [])
         yield bundle
 
 
 def iter_jsonl(queryset: QuerySet[Trial]) -> Iterator[bytes]:
-    """One TrialBundle per line, annotations included: `ingest` reads it back as it was."""
+    """One TrialBundle per line, with what people made of it (annotations, step comments,
+    finding reviews, the task's ledger): `ingest` reads it back as it was."""
     for trials in iter_trial_chunks(queryset):
         yield b"".join(
             bundle.model_dump_json().encode() + b"\n" for bundle in with_annotations(trials)
