@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from django.contrib.auth.models import User
 from django.core.management import call_command
+from django.test import Client
 
 from review import defects
 from review.models import DefectEntry, FindingReview, review_finding
@@ -22,6 +23,7 @@ from rewards.models import Integrity, IntegrityFinding, Trial
 from rewards.schemas import TrialBundle
 from tests import review_factories as f
 from tests.conftest import purge_review_data
+from tests.test_api import call, make_token
 
 pytestmark = pytest.mark.django_db
 
@@ -283,3 +285,23 @@ def _bundles(*trials: Trial) -> list[TrialBundle]:
 
     loaded = list(bundle_queryset(Trial.objects.filter(pk__in=[t.pk for t in trials])))
     return list(with_annotations(loaded))
+
+
+def test_the_api_gives_a_trial_with_its_settled_findings_and_its_tasks_ledger(
+    client: Client,
+) -> None:
+    trials = _job()
+    token = make_token("ana", "analyst")
+    body = call(client, "get", f"/api/trials/{trials['t-dismissed'].pk}", token).json()
+    (finding,) = body["bundle"]["integrity_findings"]
+    assert (finding["detector"], finding["step"]) == ("verifier_output_write", 2)
+    assert [(r["reviewer_id"], r["decision"], r["rationale"]) for r in finding["reviews"]] == [
+        ("sam", "confirmed", "looks like a hack"),
+        ("ed", "dismissed", "the task's own setup writes it; <b>harmless</b>"),
+    ]
+    assert body["bundle"]["defect_entries"] == []
+    broken = call(client, "get", f"/api/trials/{trials['t-broken'].pk}", token).json()
+    assert [(e["author_id"], e["state"]) for e in broken["bundle"]["defect_entries"]] == [
+        ("rita", "proposed"),
+        ("ed", "confirmed"),
+    ]
