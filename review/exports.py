@@ -45,6 +45,7 @@ from django.db.models import (
 )
 from django.db.models.functions import Cast
 
+from review import defects
 from review.models import Annotation, DefectEntry, FindingReview, StepComment
 from rewards.export import iter_trial_chunks, trial_bundle
 from rewards.models import Integrity, IntegrityFinding, Trial
@@ -528,7 +529,9 @@ def finding_review_record(review: FindingReview) -> FindingReviewRecord:
     )
 
 
-def defect_entry_record(entry: DefectEntry) -> DefectEntryRecord:
+def defect_entry_record(entry: DefectEntry, uids: dict[int, uuid.UUID]) -> DefectEntryRecord:
+    """A ledger entry as a bundle carries it; `uids` holds the uids of (at least) the trials
+    its evidence links name."""
     return DefectEntryRecord(
         author_id=entry.author.username,
         timestamp=entry.created_at,
@@ -536,13 +539,17 @@ def defect_entry_record(entry: DefectEntry) -> DefectEntryRecord:
         category=entry.category,
         rationale=entry.rationale,
         evidence=list(entry.evidence),
+        evidence_trials={
+            str(pk): uids[pk] for pk in defects.trials_named(entry.evidence) if pk in uids
+        },
     )
 
 
 def with_annotations(trials: list[Trial]) -> Iterator[TrialBundle]:
     """Bundles for trials whose children are loaded (`rewards.export.bundle_queryset`), each
     with its annotations, step comments, finding reviews (when it has findings) and its
-    task's ledger entries (one query each)."""
+    task's ledger entries (one query each, and one for the uids of the trials the entries'
+    evidence links name, when they name any)."""
     by_trial: dict[int, list[AnnotationRecord]] = {t.pk: [] for t in trials}
     for annotation in (
         Annotation.objects.filter(trial__in=by_trial)
@@ -567,13 +574,16 @@ def with_annotations(trials: list[Trial]) -> Iterator[TrialBundle]:
         else ()
     ):
         reviews.setdefault(review.finding_id, []).append(finding_review_record(review))
-    ledger: dict[int, list[DefectEntryRecord]] = {}
-    for entry in (
+    entries = list(
         DefectEntry.objects.filter(task_id__in={t.task_id for t in trials})
         .select_related("author")
         .order_by("id")
-    ):
-        ledger.setdefault(entry.task_id, []).append(defect_entry_record(entry))
+    )
+    linked = {pk for entry in entries for pk in defects.trials_named(entry.evidence)}
+    uids = dict(Trial.objects.filter(pk__in=linked).values_list("pk", "uid")) if linked else {}
+    ledger: dict[int, list[DefectEntryRecord]] = {}
+    for entry in entries:
+        ledger.setdefault(entry.task_id, []).append(defect_entry_record(entry, uids))
     for trial in trials:
         bundle = trial_bundle(trial)
         bundle.annotations = by_trial[trial.pk]

@@ -10,7 +10,8 @@ and judgment is skipped, and so is a step comment whose uid is already stored.
 
 `store_bundle_settlements` stores the reviews of the trial's integrity findings (each
 finding named by detector, step and matched text; one the trial does not hold yet is stored
-first) and its task's ledger entries, with their authors, times and rationales as they were.
+first) and its task's ledger entries, with their authors, times and rationales as they were
+(an evidence link to a trial points at the same trial here, by its uid, once it is stored).
 A review already held (same finding, reviewer, time, decision and rationale) is skipped, and
 so is a ledger entry (same task, author, time, state and rationale). A finding's status is
 its latest review by time; ledger entries are appended in the bundle's order after any the
@@ -28,6 +29,7 @@ from uuid import UUID
 from django.contrib.auth import get_user_model
 from django.dispatch import receiver
 
+from review import defects
 from review.models import (
     Annotation,
     DefectEntry,
@@ -202,6 +204,10 @@ def _store_defect_entries(
             "author__username", "created_at", "state", "rationale"
         )
     )
+    # Evidence links to trials point at the same trials here, found by uid.
+    named = {int(old): uid for record in records for old, uid in record.evidence_trials.items()}
+    here = dict(Trial.objects.filter(uid__in=set(named.values())).values_list("uid", "pk"))
+    ids = {old: here[uid] for old, uid in named.items() if uid in here}
     added = False
     # One at a time, in the bundle's order (the order they were made): a task's entries are
     # ordered by id (`DefectEntry`).
@@ -218,7 +224,7 @@ def _store_defect_entries(
             state=record.state,
             category=record.category,
             rationale=record.rationale,
-            evidence=list(record.evidence),
+            evidence=defects.relinked(record.evidence, ids),
         )
         added = True
     if added:

@@ -224,6 +224,11 @@ class DefectEntry(StrictModel):
     evidence: list[Annotated[str, Field(max_length=500)]] = Field(
         default_factory=list, max_length=20
     )
+    # The uid of each trial a link names, by the trial's id in the link: ingested, such a
+    # link is pointed at the trial with that uid here, when it is stored.
+    evidence_trials: dict[Annotated[str, Field(pattern="^[0-9]{1,18}$")], UUID] = Field(
+        default_factory=dict, max_length=20
+    )
 
 
 class EvaluationResult(StrictModel):

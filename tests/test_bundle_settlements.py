@@ -6,6 +6,8 @@ left out before."""
 from __future__ import annotations
 
 import json
+import re
+import uuid
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -110,8 +112,25 @@ def _without_ids(value: Any) -> Any:
     return value
 
 
+def _portable(links: list[str], uids: dict[str, Any] | None = None) -> list[str]:
+    """Evidence links with each trial named by its uid rather than its id (`uids`: by id,
+    the stored trials' when not given)."""
+    if uids is None:
+        uids = {str(pk): uid for pk, uid in Trial.objects.values_list("pk", "uid")}
+    known = uids
+    return [re.sub(r"^/trials/(\d+)/", lambda m: f"/trials/{known[m[1]]}/", x) for x in links]
+
+
+def _portable_line(line: str) -> dict[str, Any]:
+    """An exported line with its evidence links' trials named by uid (the line says which)."""
+    data: dict[str, Any] = json.loads(line)
+    for entry in data["defect_entries"]:
+        entry["evidence"] = _portable(entry["evidence"], entry.pop("evidence_trials"))
+    return data
+
+
 def _state() -> dict[str, Any]:
-    """Everything the round trip must keep, by names rather than ids."""
+    """Everything the round trip must keep, by names and uids rather than ids."""
     return {
         "trials": sorted(Trial.objects.values_list("name", "reward", "integrity")),
         "findings": list(
@@ -131,8 +150,9 @@ def _state() -> dict[str, Any]:
                 "rationale",
             )
         ),
-        "ledger": list(
-            DefectEntry.objects.order_by("id").values_list(
+        "ledger": [
+            (*row[:-1], _portable(row[-1]))
+            for row in DefectEntry.objects.order_by("id").values_list(
                 "task__name",
                 "author__username",
                 "created_at",
@@ -141,7 +161,7 @@ def _state() -> dict[str, Any]:
                 "rationale",
                 "evidence",
             )
-        ),
+        ],
         "standing": sorted(DefectEntry.objects.current().values_list("task__name", "state")),
         "manifest": _without_ids(
             exclusions.manifest(Trial.objects.all(), "", datetime(2026, 11, 27, tzinfo=UTC))
@@ -152,7 +172,7 @@ def _state() -> dict[str, Any]:
 def test_findings_reviews_and_the_ledger_survive_export_and_ingest_into_an_empty_database(
     tmp_path: Path,
 ) -> None:
-    _job()
+    trials = _job()
     before = _state()
     assert [(r[0], r[4], r[6]) for r in before["reviews"]] == [
         ("t-dismissed", "sam", "confirmed"),
@@ -181,8 +201,12 @@ def test_findings_reviews_and_the_ledger_survive_export_and_ingest_into_an_empty
         ("ed", "dismissed"),
     ]
     assert lines["t-clean"]["integrity_findings"] == []
-    # Every trial of a task carries the task's ledger; the other task has none.
-    assert [e["state"] for e in lines["t-broken"]["defect_entries"]] == ["proposed", "confirmed"]
+    # Every trial of a task carries the task's ledger; the other task has none. An evidence
+    # link names its trial by id, and the bundle says which trial that is by uid.
+    proposed, confirmed = lines["t-broken"]["defect_entries"]
+    assert (proposed["state"], confirmed["state"]) == ("proposed", "confirmed")
+    assert proposed["evidence"] == [f"/trials/{trials['t-broken'].pk}/#step-2"]
+    assert proposed["evidence_trials"] == {str(trials["t-broken"].pk): str(trials["t-broken"].uid)}
     assert lines["t-clean"]["defect_entries"] == []
 
     purge_review_data()
@@ -192,9 +216,18 @@ def test_findings_reviews_and_the_ledger_survive_export_and_ingest_into_an_empty
     call_command("ingest", str(exported), verbosity=0)
 
     assert _state() == before
+    # The evidence link points at the same trial, under its id here.
+    broken = Trial.objects.get(name="t-broken")
+    assert broken.pk != trials["t-broken"].pk
+    assert DefectEntry.objects.order_by("id").first().evidence == [  # type: ignore[union-attr]
+        f"/trials/{broken.pk}/#step-2"
+    ]
     again = tmp_path / "second.jsonl"
     call_command("export", format="jsonl", output=str(again), verbosity=0)
-    assert again.read_bytes() == exported.read_bytes()
+    # The same file, but for the ids in evidence links.
+    assert [_portable_line(x) for x in again.read_text().splitlines()] == [
+        _portable_line(x) for x in exported.read_text().splitlines()
+    ]
     # People we did not know come back by username, inactive.
     assert not User.objects.filter(username__in=PEOPLE, is_active=True).exists()
     assert User.objects.filter(username__in=PEOPLE).count() == 3
@@ -304,4 +337,32 @@ def test_the_api_gives_a_trial_with_its_settled_findings_and_its_tasks_ledger(
     assert [(e["author_id"], e["state"]) for e in broken["bundle"]["defect_entries"]] == [
         ("rita", "proposed"),
         ("ed", "confirmed"),
+    ]
+
+
+def test_evidence_links_follow_their_trials_by_uid_and_others_stay_as_written() -> None:
+    trials = _job()
+    (line,) = _bundles(trials["t-broken"])
+    proposal = line.defect_entries[0]
+    elsewhere = uuid.uuid4()  # a trial this database never held
+    proposal.evidence += ["/trials/999999/?tab=trajectory#step-1", "/jobs/7/"]
+    proposal.evidence_trials["999999"] = elsewhere
+    purge_review_data()
+    User.objects.filter(username__in=PEOPLE).delete()
+    bare = line.model_copy(update={"integrity_findings": [], "defect_entries": []})
+    (broken,) = f.write(f.bundle(name="pad", job="other"), bare)[1:]
+    assert broken.pk != trials["t-broken"].pk
+
+    f.write(line)
+    stored = DefectEntry.objects.order_by("id").first()
+    assert stored is not None
+    assert stored.evidence == [
+        f"/trials/{broken.pk}/#step-2",
+        "/trials/999999/?tab=trajectory#step-1",
+        "/jobs/7/",
+    ]
+    assert defects.relinked(["/trials/12/", "/?q=/trials/12/", "/trials/120/"], {12: 3}) == [
+        "/trials/3/",
+        "/?q=/trials/12/",
+        "/trials/120/",
     ]
