@@ -206,7 +206,11 @@ def _store_defect_entries(
     )
     # Evidence links to trials point at the same trials here, found by uid.
     named = {int(old): uid for record in records for old, uid in record.evidence_trials.items()}
-    here = dict(Trial.objects.filter(uid__in=set(named.values())).values_list("uid", "pk"))
+    here = (
+        dict(Trial.objects.filter(uid__in=set(named.values())).values_list("uid", "pk"))
+        if named
+        else {}
+    )
     ids = {old: here[uid] for old, uid in named.items() if uid in here}
     added = False
     # One at a time, in the bundle's order (the order they were made): a task's entries are
