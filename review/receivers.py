@@ -149,15 +149,55 @@ def store_bundle_settlements(
     sender: object, *, trial_id: int, bundle: TrialBundle, **kwargs: Any
 ) -> None:
     reviewed = [f for f in bundle.integrity_findings if f.reviews]
-    if not reviewed and not bundle.defect_entries:
+    if reviewed:
+        reviewed = _reviews_not_held(trial_id, reviewed)
+    entries = _entries_not_held(trial_id, bundle.defect_entries) if bundle.defect_entries else []
+    # Every trial of a task carries its ledger: most bundles bring nothing new, which one
+    # query each (above) says; only something new takes the locks and the users.
+    if not reviewed and not entries:
         return
     usernames = {r.reviewer_id for f in reviewed for r in f.reviews}
-    usernames |= {e.author_id for e in bundle.defect_entries}
+    usernames |= {e.author_id for e in entries}
     users = _users_by_name(usernames)
     if reviewed:
         _store_finding_reviews(trial_id, reviewed, users)
-    if bundle.defect_entries:
-        _store_defect_entries(trial_id, bundle.defect_entries, users)
+    if entries:
+        _store_defect_entries(trial_id, entries, users)
+
+
+def _reviews_not_held(trial_id: int, findings: list[FindingRecord]) -> list[FindingRecord]:
+    """The findings with the reviews the trial does not hold yet (those with none left out)."""
+    held = set(
+        FindingReview.objects.filter(finding__trial_id=trial_id).values_list(
+            "finding__detector",
+            "finding__step",
+            "finding__matched",
+            "reviewer__username",
+            "created_at",
+            "decision",
+            "rationale",
+        )
+    )
+    left = []
+    for record in findings:
+        reviews = [
+            r
+            for r in record.reviews
+            if (*record.key, r.reviewer_id, utc(r.timestamp), r.decision, r.rationale) not in held
+        ]
+        if reviews:
+            left.append(record.model_copy(update={"reviews": reviews}))
+    return left
+
+
+def _entries_not_held(trial_id: int, records: list[DefectEntryRecord]) -> list[DefectEntryRecord]:
+    """The ledger entries the trial's task does not hold yet, in the bundle's order."""
+    held = set(
+        DefectEntry.objects.filter(task__trials=trial_id).values_list(
+            "author__username", "created_at", "state", "rationale"
+        )
+    )
+    return [r for r in records if (r.author_id, utc(r.timestamp), r.state, r.rationale) not in held]
 
 
 def _store_finding_reviews(
