@@ -26,7 +26,7 @@ from demo.catalogue import short_name
 from demo.generator import DemoGenerator
 from demo.plan import DemoError, DemoPlan, JobPlan, ProgressFn, SeedReport, iso
 from rewards.ingest.copytext import copy_escape, copy_text, json_text
-from rewards.ingest.mapping import child_rows, findings_of, summary_of, trial_columns_of
+from rewards.ingest.mapping import child_rows, finding_rows, summary_of, trial_columns_of
 from rewards.ingest.writer import BundleWriter, reserve_trial_ids
 from rewards.models import (
     ErrorTag,
@@ -318,7 +318,7 @@ class FastLoader:
             **trial_columns_of(bundle),
         )
         trial.apply_summary(summary_of(bundle, bundle.current_result))
-        trial.integrity = Integrity.of(IntegrityFinding.Status.OPEN for _ in findings_of(bundle))
+        trial.integrity = Integrity.of(IntegrityFinding.Status.OPEN for _ in finding_rows(bundle))
         trial_values = {f.attname: getattr(trial, f.attname) for f in self._trial_fields}
         children = child_rows(bundle, trial, self._now)
         rows: dict[type[models.Model], list[_ChildRow]] = {}

@@ -15,7 +15,7 @@ elsewhere. A trial named by a link must exist.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
@@ -37,6 +37,8 @@ MAX_LINK_LENGTH = 500
 _FRAGMENT = re.compile(r"[A-Za-z0-9_-]{1,64}")
 # A bare number is a trial id.
 _TRIAL_ID = re.compile(r"[0-9]{1,18}")
+# A stored link to a trial's page (or a page of it): its id.
+_TRIAL_LINK = re.compile(r"^/trials/([0-9]{1,18})/")
 
 
 class LedgerRefused(Exception):
@@ -111,6 +113,23 @@ def _clean_link(raw: str, host: str) -> tuple[str, int | None, str]:
     link += f"#{parts.fragment}" if parts.fragment else ""
     trial_id = match.kwargs.get("pk") if match.url_name == "trial-detail" else None
     return link, trial_id, ""
+
+
+def trials_named(links: Iterable[str]) -> list[int]:
+    """The ids of the trials stored links point at, in order, once each."""
+    found = (_TRIAL_LINK.match(link) for link in links)
+    return list(dict.fromkeys(int(m.group(1)) for m in found if m))
+
+
+def relinked(links: Iterable[str], ids: Mapping[int, int]) -> list[str]:
+    """The links with each trial id in `ids` replaced by the id it maps to (a ledger entry
+    read from a bundle: the trial's id in the database the bundle came from, and here)."""
+
+    def swap(match: re.Match[str]) -> str:
+        old = int(match.group(1))
+        return f"/trials/{ids.get(old, old)}/"
+
+    return [_TRIAL_LINK.sub(swap, link, count=1) for link in links]
 
 
 def current_state(task: Task | int) -> str | None:

@@ -45,11 +45,14 @@ from django.db.models import (
 )
 from django.db.models.functions import Cast
 
-from review.models import Annotation, StepComment
+from review import defects
+from review.models import Annotation, DefectEntry, FindingReview, StepComment
 from rewards.export import iter_trial_chunks, trial_bundle
 from rewards.models import Integrity, IntegrityFinding, Trial
 from rewards.schemas import (
     Annotation as AnnotationRecord,
+    DefectEntry as DefectEntryRecord,
+    FindingReview as FindingReviewRecord,
     StepComment as StepCommentRecord,
     TrialBundle,
 )
@@ -517,9 +520,36 @@ def step_comment_record(comment: StepComment) -> StepCommentRecord:
     )
 
 
+def finding_review_record(review: FindingReview) -> FindingReviewRecord:
+    return FindingReviewRecord(
+        reviewer_id=review.reviewer.username,
+        timestamp=review.created_at,
+        decision=review.decision,
+        rationale=review.rationale,
+    )
+
+
+def defect_entry_record(entry: DefectEntry, uids: dict[int, uuid.UUID]) -> DefectEntryRecord:
+    """A ledger entry as a bundle carries it; `uids` holds the uids of (at least) the trials
+    its evidence links name."""
+    return DefectEntryRecord(
+        author_id=entry.author.username,
+        timestamp=entry.created_at,
+        state=entry.state,
+        category=entry.category,
+        rationale=entry.rationale,
+        evidence=list(entry.evidence),
+        evidence_trials={
+            str(pk): uids[pk] for pk in defects.trials_named(entry.evidence) if pk in uids
+        },
+    )
+
+
 def with_annotations(trials: list[Trial]) -> Iterator[TrialBundle]:
-    """Bundles for trials whose children are loaded, each with its annotations and step
-    comments (one query each)."""
+    """Bundles for trials whose children are loaded (`rewards.export.bundle_queryset`), each
+    with its annotations, step comments, finding reviews (when it has findings) and its
+    task's ledger entries (one query each, and one for the uids of the trials the entries'
+    evidence links name, when they name any)."""
     by_trial: dict[int, list[AnnotationRecord]] = {t.pk: [] for t in trials}
     for annotation in (
         Annotation.objects.filter(trial__in=by_trial)
@@ -534,15 +564,42 @@ def with_annotations(trials: list[Trial]) -> Iterator[TrialBundle]:
         .order_by(*StepComment.HISTORY)
     ):
         comments[comment.trial_id].append(step_comment_record(comment))
+    reviews: dict[int, list[FindingReviewRecord]] = {}
+    finding_ids = [f.pk for t in trials for f in t.integrity_findings.all()]
+    for review in (
+        FindingReview.objects.filter(finding_id__in=finding_ids)
+        .select_related("reviewer")
+        .order_by("created_at", "id")
+        if finding_ids
+        else ()
+    ):
+        reviews.setdefault(review.finding_id, []).append(finding_review_record(review))
+    entries = list(
+        DefectEntry.objects.filter(task_id__in={t.task_id for t in trials})
+        .select_related("author")
+        .order_by("id")
+    )
+    linked = {pk for entry in entries for pk in defects.trials_named(entry.evidence)}
+    uids = dict(Trial.objects.filter(pk__in=linked).values_list("pk", "uid")) if linked else {}
+    ledger: dict[int, list[DefectEntryRecord]] = {}
+    for entry in entries:
+        ledger.setdefault(entry.task_id, []).append(defect_entry_record(entry, uids))
     for trial in trials:
         bundle = trial_bundle(trial)
         bundle.annotations = by_trial[trial.pk]
         bundle.step_comments = comments[trial.pk]
+        # `trial_bundle` made one record per finding, in the prefetched order.
+        for record, finding in zip(
+            bundle.integrity_findings, trial.integrity_findings.all(), strict=True
+        ):
+            record.reviews = reviews.get(finding.pk, [])
+        bundle.defect_entries = ledger.get(trial.task_id, [])
         yield bundle
 
 
 def iter_jsonl(queryset: QuerySet[Trial]) -> Iterator[bytes]:
-    """One TrialBundle per line, annotations included: `ingest` reads it back as it was."""
+    """One TrialBundle per line, with what people made of it (annotations, step comments,
+    finding reviews, the task's ledger): `ingest` reads it back as it was."""
     for trials in iter_trial_chunks(queryset):
         yield b"".join(
             bundle.model_dump_json().encode() + b"\n" for bundle in with_annotations(trials)

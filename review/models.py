@@ -1200,3 +1200,22 @@ def review_finding(
         trial.record_integrity()
         forget_left_out()
     return review
+
+
+def settle_from_reviews(trial: Trial, finding_ids: Sequence[int]) -> None:
+    """Set each of these findings' status to its latest review's decision (latest by time,
+    then id: the order `FindingReview` keeps), then the trial's integrity state: for reviews
+    stored with the times they were made (a bundle's). Runs in the caller's transaction."""
+    latest: dict[int, str] = {}
+    for finding_id, decision in (
+        FindingReview.objects.filter(finding_id__in=finding_ids)
+        .order_by("finding_id", "created_at", "id")
+        .values_list("finding_id", "decision")
+    ):
+        latest[finding_id] = decision
+    for decision in sorted(set(latest.values())):
+        IntegrityFinding.objects.filter(
+            pk__in=[pk for pk, said in latest.items() if said == decision]
+        ).update(status=decision)
+    trial.record_integrity()
+    forget_left_out()

@@ -1,5 +1,5 @@
-"""What the review app does when the rewards app writes: a bundle's annotations and step
-comments.
+"""What the review app does when the rewards app writes: a bundle's annotations, step
+comments, finding reviews and ledger entries.
 
 `store_bundle_annotations` stores the annotations a TrialBundle carries when the rewards
 writer stores the bundle. `bundle_written` is sent inside the trial's transaction, so these
@@ -7,6 +7,15 @@ rows commit or roll back with the trial. Reviewers are matched by username; a re
 do not know is created inactive (no password, cannot log in) so the record keeps its
 author. Re-sending the same bundle adds nothing: an annotation with the same reviewer, time
 and judgment is skipped, and so is a step comment whose uid is already stored.
+
+`store_bundle_settlements` stores the reviews of the trial's integrity findings (each
+finding named by detector, step and matched text; one the trial does not hold yet is stored
+first) and its task's ledger entries, with their authors, times and rationales as they were
+(an evidence link to a trial points at the same trial here, by its uid, once it is stored).
+A review already held (same finding, reviewer, time, decision and rationale) is skipped, and
+so is a ledger entry (same task, author, time, state and rationale). A finding's status is
+its latest review by time; ledger entries are appended in the bundle's order after any the
+task already has, so a task stands where the bundle's last entry put it.
 
 Agreement's tallies need no receiver: database triggers keep them whichever way a trial or
 an annotation is written (review.science.tallies).
@@ -20,10 +29,26 @@ from uuid import UUID
 from django.contrib.auth import get_user_model
 from django.dispatch import receiver
 
-from review.models import Annotation, StepComment, refresh_human_summary
+from review import defects
+from review.models import (
+    Annotation,
+    DefectEntry,
+    FindingReview,
+    StepComment,
+    refresh_human_summary,
+    settle_from_reviews,
+)
+from rewards.cache import forget_left_out
 from rewards.ingest.writer import BundleWriter, bundle_written
-from rewards.models import Trial
-from rewards.schemas import StepComment as StepCommentRecord, TrialBundle, utc
+from rewards.integrity.store import held_findings
+from rewards.models import Task, Trial
+from rewards.schemas import (
+    DefectEntry as DefectEntryRecord,
+    IntegrityFinding as FindingRecord,
+    StepComment as StepCommentRecord,
+    TrialBundle,
+    utc,
+)
 
 
 @receiver(bundle_written, sender=BundleWriter, dispatch_uid="review.store_bundle_annotations")
@@ -117,3 +142,134 @@ def _store_step_comments(
         )
         taken.add(record.uid)
         on_trial[record.uid] = comment.pk
+
+
+@receiver(bundle_written, sender=BundleWriter, dispatch_uid="review.store_bundle_settlements")
+def store_bundle_settlements(
+    sender: object, *, trial_id: int, bundle: TrialBundle, **kwargs: Any
+) -> None:
+    reviewed = [f for f in bundle.integrity_findings if f.reviews]
+    if reviewed:
+        reviewed = _reviews_not_held(trial_id, reviewed)
+    entries = _entries_not_held(trial_id, bundle.defect_entries) if bundle.defect_entries else []
+    # Every trial of a task carries its ledger: most bundles bring nothing new, which one
+    # query each (above) says; only something new takes the locks and the users.
+    if not reviewed and not entries:
+        return
+    usernames = {r.reviewer_id for f in reviewed for r in f.reviews}
+    usernames |= {e.author_id for e in entries}
+    users = _users_by_name(usernames)
+    if reviewed:
+        _store_finding_reviews(trial_id, reviewed, users)
+    if entries:
+        _store_defect_entries(trial_id, entries, users)
+
+
+def _reviews_not_held(trial_id: int, findings: list[FindingRecord]) -> list[FindingRecord]:
+    """The findings with the reviews the trial does not hold yet (those with none left out)."""
+    held = set(
+        FindingReview.objects.filter(finding__trial_id=trial_id).values_list(
+            "finding__detector",
+            "finding__step",
+            "finding__matched",
+            "reviewer__username",
+            "created_at",
+            "decision",
+            "rationale",
+        )
+    )
+    left = []
+    for record in findings:
+        reviews = [
+            r
+            for r in record.reviews
+            if (*record.key, r.reviewer_id, utc(r.timestamp), r.decision, r.rationale) not in held
+        ]
+        if reviews:
+            left.append(record.model_copy(update={"reviews": reviews}))
+    return left
+
+
+def _entries_not_held(trial_id: int, records: list[DefectEntryRecord]) -> list[DefectEntryRecord]:
+    """The ledger entries the trial's task does not hold yet, in the bundle's order."""
+    held = set(
+        DefectEntry.objects.filter(task__trials=trial_id).values_list(
+            "author__username", "created_at", "state", "rationale"
+        )
+    )
+    return [r for r in records if (r.author_id, utc(r.timestamp), r.state, r.rationale) not in held]
+
+
+def _store_finding_reviews(
+    trial_id: int, findings: list[FindingRecord], users: dict[str, Any]
+) -> None:
+    # The trial row locked first, as `review_finding` does.
+    trial = Trial.objects.select_for_update(of=("self",)).get(pk=trial_id)
+    held = held_findings(trial, [f.key for f in findings])
+    existing = set(
+        FindingReview.objects.filter(finding__trial=trial).values_list(
+            "finding_id", "reviewer__username", "created_at", "decision", "rationale"
+        )
+    )
+    new = []
+    for record in findings:
+        finding = held[record.key]
+        for review in record.reviews:
+            created_at = utc(review.timestamp)
+            key = (finding.pk, review.reviewer_id, created_at, review.decision, review.rationale)
+            if key in existing:
+                continue
+            existing.add(key)
+            new.append(
+                FindingReview(
+                    finding=finding,
+                    reviewer=users[review.reviewer_id],
+                    created_at=created_at,
+                    decision=review.decision,
+                    rationale=review.rationale,
+                )
+            )
+    if new:
+        FindingReview.objects.bulk_create(sorted(new, key=lambda r: r.created_at))
+        settle_from_reviews(trial, sorted({r.finding_id for r in new}))
+
+
+def _store_defect_entries(
+    trial_id: int, records: list[DefectEntryRecord], users: dict[str, Any]
+) -> None:
+    # The task row locked first, as `review.defects.record` does.
+    task = Task.objects.select_for_update(of=("self",)).only("pk").get(trials__pk=trial_id)
+    existing = set(
+        DefectEntry.objects.filter(task=task).values_list(
+            "author__username", "created_at", "state", "rationale"
+        )
+    )
+    # Evidence links to trials point at the same trials here, found by uid.
+    named = {int(old): uid for record in records for old, uid in record.evidence_trials.items()}
+    here = (
+        dict(Trial.objects.filter(uid__in=set(named.values())).values_list("uid", "pk"))
+        if named
+        else {}
+    )
+    ids = {old: here[uid] for old, uid in named.items() if uid in here}
+    added = False
+    # One at a time, in the bundle's order (the order they were made): a task's entries are
+    # ordered by id (`DefectEntry`).
+    for record in records:
+        created_at = utc(record.timestamp)
+        key = (record.author_id, created_at, record.state, record.rationale)
+        if key in existing:
+            continue
+        existing.add(key)
+        DefectEntry.objects.create(
+            task=task,
+            author=users[record.author_id],
+            created_at=created_at,
+            state=record.state,
+            category=record.category,
+            rationale=record.rationale,
+            evidence=defects.relinked(record.evidence, ids),
+        )
+        added = True
+    if added:
+        forget_left_out()

@@ -2,7 +2,8 @@
 
 `iter_bundles` walks a queryset in keyset chunks (by id) with its children prefetched per
 chunk, so memory stays flat however many trials are exported. Annotations belong to the
-review app: it fills `bundle.annotations` itself (rewards never imports review).
+review app: it fills `bundle.annotations` itself (rewards never imports review), and so the
+reviews of the integrity findings and the task's ledger entries.
 """
 
 from __future__ import annotations
@@ -14,12 +15,14 @@ from django.db.models import Prefetch, QuerySet
 from rewards.models import (
     ErrorTag,
     EvaluationResult,
+    IntegrityFinding,
     JudgeVerdict,
     ScorerResult,
     Trial,
     record_values,
 )
 from rewards.schemas import (
+    IntegrityFinding as FindingRecord,
     JobRecord,
     TaskRecord,
     TrialBundle,
@@ -36,6 +39,7 @@ def bundle_queryset(queryset: QuerySet[Trial]) -> QuerySet[Trial]:
         Prefetch("scorers", queryset=ScorerResult.objects.order_by("position")),
         Prefetch("judge_verdicts", queryset=JudgeVerdict.objects.order_by("id")),
         Prefetch("error_tags", queryset=ErrorTag.objects.order_by("id")),
+        Prefetch("integrity_findings", queryset=IntegrityFinding.objects.order_by("step", "id")),
     )
 
 
@@ -68,4 +72,15 @@ def trial_bundle(trial: Trial) -> TrialBundle:
         scorers=[s.to_record() for s in trial.scorers.all()],
         judge_verdicts=[v.to_record() for v in trial.judge_verdicts.all()],
         error_tags=[t.to_record() for t in trial.error_tags.all()],
+        integrity_findings=[finding_record(f) for f in trial.integrity_findings.all()],
+    )
+
+
+def finding_record(finding: IntegrityFinding) -> FindingRecord:
+    """A stored finding as a bundle carries it (its reviews are the review app's to add)."""
+    return FindingRecord(
+        detector=finding.detector,
+        step=finding.step,
+        matched=finding.matched,
+        created_at=finding.created_at,
     )

@@ -185,6 +185,52 @@ class StepComment(StrictModel):
         return self
 
 
+class FindingReview(StrictModel):
+    """A person's word on a reward-integrity finding (the review app's `FindingReview`):
+    confirmed or dismissed, by whom (username), when, and why."""
+
+    reviewer_id: Annotated[str, Field(min_length=1, max_length=150)]
+    timestamp: UtcDatetime
+    decision: Literal["confirmed", "dismissed"]
+    rationale: Annotated[str, Field(min_length=1)]
+
+
+class IntegrityFinding(StrictModel):
+    """What a reward-integrity detector saw in the trial (`rewards.models.IntegrityFinding`):
+    the detector, the 1-based step (0: the workspace diff) and the matched text, which
+    together name it; with its reviews, oldest first (the latest is where it stands)."""
+
+    detector: Annotated[str, Field(min_length=1, max_length=64)]
+    step: int = Field(default=0, ge=0, le=2**31 - 1)
+    matched: str
+    created_at: UtcDatetime | None = None
+    reviews: list[FindingReview] = Field(default_factory=list)
+
+    @property
+    def key(self) -> tuple[str, int, str]:
+        return (self.detector, self.step, self.matched)
+
+
+class DefectEntry(StrictModel):
+    """One entry of the defective-task ledger of the trial's task (the review app's
+    `DefectEntry`): who proposed, confirmed or cleared the task as defective, when, why, and
+    on what evidence (links inside the Trialdesk it was exported from)."""
+
+    author_id: Annotated[str, Field(min_length=1, max_length=150)]
+    timestamp: UtcDatetime
+    state: Literal["proposed", "confirmed", "cleared"]
+    category: Literal["broken_test", "underspecified", "environment", "wrong_reference"]
+    rationale: Annotated[str, Field(min_length=1)]
+    evidence: list[Annotated[str, Field(max_length=500)]] = Field(
+        default_factory=list, max_length=20
+    )
+    # The uid of each trial a link names, by the trial's id in the link: ingested, such a
+    # link is pointed at the trial with that uid here, when it is stored.
+    evidence_trials: dict[Annotated[str, Field(pattern="^[0-9]{1,18}$")], UUID] = Field(
+        default_factory=dict, max_length=20
+    )
+
+
 class EvaluationResult(StrictModel):
     reward: Number
     validity: ValidityCheck
@@ -447,6 +493,10 @@ class TrialBundle(StrictModel):
     error_tags: list[ErrorTag] = Field(default_factory=list)
     annotations: list[Annotation] = Field(default_factory=list)
     step_comments: list[StepComment] = Field(default_factory=list)
+    # The trial's integrity findings with their reviews, and its task's ledger entries,
+    # oldest first: the review app's records, like annotations (outside the digest).
+    integrity_findings: list[IntegrityFinding] = Field(default_factory=list)
+    defect_entries: list[DefectEntry] = Field(default_factory=list)
 
     @model_validator(mode="after")
     def _one_current_result(self) -> TrialBundle:
@@ -461,6 +511,18 @@ class TrialBundle(StrictModel):
     @property
     def current_result(self) -> ResultRecord:
         return next(r for r in self.results if r.is_current)
+
+    @property
+    def carries_review_records(self) -> bool:
+        """Whether it carries what people made (annotations, step comments, finding reviews,
+        ledger entries): the review app stores those (`rewards.ingest.writer.bundle_written`).
+        """
+        return bool(
+            self.annotations
+            or self.step_comments
+            or self.defect_entries
+            or any(f.reviews for f in self.integrity_findings)
+        )
 
 
 def describe_validation_error(exc: ValidationError, limit: int = 3) -> str:

@@ -167,6 +167,6 @@ def test_export_reads_a_fixed_number_of_queries_per_chunk(
 ) -> None:
     BundleWriter().write_many([full_bundle(f"t-{i}") for i in range(6)])
     # Per chunk of 3: ids page, trials with job/task/detail, results, scorers, verdicts,
-    # tags (6); plus the final empty ids page (1). Two chunks: 13.
-    with django_assert_num_queries(13):
+    # tags, integrity findings (7); plus the final empty ids page (1). Two chunks: 15.
+    with django_assert_num_queries(15):
         assert len(list(iter_bundles(Trial.objects.all(), chunk=3))) == 6

@@ -22,14 +22,18 @@ from rewards.schemas import TrialBundle
 # The job's metadata: every column of its record but the name.
 JOB_FIELDS = tuple(name for name in record_columns(schemas.JobRecord, Job) if name != "name")
 
-# What the digest leaves out: annotations and step comments (the review app's, not the
-# pipeline's), the results' `created_at` (when a row was stored, not what the verifier
-# said), and the job's metadata: a Harbor job's result.json lists every trial, so
-# including it would make each trial's digest change whenever the job grew (and hashing it
-# per trial is quadratic work); the writer refreshes the job row on its own.
+# What the digest leaves out: annotations, step comments, finding reviews and the task's
+# ledger entries (the review app's, not the pipeline's), the integrity findings (read from
+# the trajectory, which the digest covers), the results' `created_at` (when a row was
+# stored, not what the verifier said), and the job's metadata: a Harbor job's result.json
+# lists every trial, so including it would make each trial's digest change whenever the job
+# grew (and hashing it per trial is quadratic work); the writer refreshes the job row on
+# its own.
 _DIGEST_EXCLUDE: dict[str, Any] = {
     "annotations": True,
     "step_comments": True,
+    "integrity_findings": True,
+    "defect_entries": True,
     "results": {"__all__": {"created_at"}},
     "job": set(JOB_FIELDS),
 }
@@ -114,7 +118,8 @@ def as_stored(bundle: TrialBundle) -> tuple[TrialBundle, str]:
 
     One serialisation serves both: the digest's canonical JSON escapes a NUL as `\\u0000`,
     so it shows whether the trial's own content holds one; what the digest leaves out
-    (annotations, step comments, the job) is looked at on its own, the job once per record.
+    (annotations, step comments, findings, ledger entries, the job) is looked at on its
+    own, the job once per record.
     """
     results = [r.checked() for r in bundle.results]
     if results != bundle.results:
@@ -140,10 +145,9 @@ def _nul_outside_digest(bundle: TrialBundle) -> bool:
         [a.model_dump(mode="json") for a in bundle.annotations]
     ):
         return True
-    if bundle.step_comments and "\\u0000" in json.dumps(
-        [c.model_dump(mode="json") for c in bundle.step_comments]
-    ):
-        return True
+    for records in (bundle.step_comments, bundle.integrity_findings, bundle.defect_entries):
+        if records and "\\u0000" in json.dumps([r.model_dump(mode="json") for r in records]):
+            return True
     job = bundle.job
     known = _CLEAN_JOBS.get(id(job))
     if known is None or known[0] is not job:

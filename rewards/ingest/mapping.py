@@ -70,7 +70,7 @@ def child_values(
         ScorerResult: [ScorerResult.values_of(i, s) for i, s in enumerate(bundle.scorers)],
         JudgeVerdict: [JudgeVerdict.values_of(v) for v in bundle.judge_verdicts],
         ErrorTag: [ErrorTag.values_of(t) for t in bundle.error_tags],
-        IntegrityFinding: [finding_values(f) for f in findings_of(bundle)],
+        IntegrityFinding: finding_rows(bundle),
     }
 
 
@@ -84,6 +84,26 @@ def findings_of(bundle: TrialBundle) -> list[Finding]:
 def finding_values(finding: Finding) -> dict[str, Any]:
     """A finding's columns (the link to its trial aside)."""
     return {"detector": finding.detector, "step": finding.step or 0, "matched": finding.matched}
+
+
+def finding_rows(bundle: TrialBundle) -> list[dict[str, Any]]:
+    """The findings a bundle stores: those it carries (an export's, kept as they were, with
+    the time each was found, whether or not today's detectors see them), then those the
+    detectors see that it does not carry."""
+    rows: dict[tuple[str, int, str], dict[str, Any]] = {}
+    for record in bundle.integrity_findings:
+        values: dict[str, Any] = {
+            "detector": record.detector,
+            "step": record.step,
+            "matched": record.matched,
+        }
+        if record.created_at is not None:
+            values["created_at"] = utc(record.created_at)
+        rows.setdefault(record.key, values)
+    for finding in findings_of(bundle):
+        values = finding_values(finding)
+        rows.setdefault((values["detector"], values["step"], values["matched"]), values)
+    return list(rows.values())
 
 
 def child_rows(

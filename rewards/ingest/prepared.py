@@ -42,7 +42,8 @@ class PreparedTrial:
     children: dict[str, list[Row]]  # model label → rows
     problems: int = 0
     first_problem: str = ""
-    has_annotations: bool = False  # or step comments: the review app stores both
+    # Or step comments, finding reviews, ledger entries: the review app stores them all.
+    has_annotations: bool = False
     # Why its result is not valid (the current result's first validity error: a rejected or
     # missing reward…), if it is not: the trial is stored, and the run's summary counts it
     # invalid, as the explorer's validity filter does.
@@ -120,7 +121,7 @@ def prepare(bundle: TrialBundle, digest: str, *, fingerprint: str = "") -> Prepa
         children=children,
         problems=len(problems),
         first_problem=first,
-        has_annotations=bool(bundle.annotations or bundle.step_comments),
+        has_annotations=bundle.carries_review_records,
         rejected=next(iter(bundle.current_result.validity.errors), ""),
         bundle=bundle,
     )

@@ -51,8 +51,9 @@ from rewards.schemas import TrialBundle
 
 log = logging.getLogger(__name__)
 
-# Sent inside the trial's transaction for every bundle that carries annotations or step
-# comments, whatever its status (`status` is passed along), so a receiver's rows (the
+# Sent inside the trial's transaction for every bundle that carries annotations, step
+# comments, finding reviews or ledger entries (`TrialBundle.carries_review_records`),
+# whatever its status (`status` is passed along), so a receiver's rows (the
 # review app stores them) commit or roll back with the trial. The content digest leaves
 # them out, so an "unchanged" bundle may still bring new ones: receivers must skip those
 # they already hold.

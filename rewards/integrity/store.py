@@ -42,6 +42,24 @@ def sync_findings(trial: Trial, keys: Iterable[Key]) -> bool:
     return bool(stale or new) or trial.integrity != before
 
 
+def held_findings(trial: Trial, keys: Iterable[Key]) -> dict[Key, IntegrityFinding]:
+    """The trial's findings with these keys, each stored (open) if it is not yet: where a
+    bundle's finding reviews go when the trial was stored before (one query, and one insert
+    for the missing). The caller brings the trial's integrity state up to date."""
+    wanted = list(dict.fromkeys(keys))
+    stored = {f.key: f for f in trial.integrity_findings.all()}
+    missing = [
+        IntegrityFinding(trial=trial, detector=d, step=s, matched=m)
+        for d, s, m in wanted
+        if (d, s, m) not in stored
+    ]
+    if missing:
+        # SQLite and PostgreSQL return the new primary keys from a bulk insert.
+        IntegrityFinding.objects.bulk_create(missing)
+        stored.update((f.key, f) for f in missing)
+    return {key: stored[key] for key in wanted}
+
+
 def keys_for(trial: Trial, detail: TrialDetail | None) -> list[Key]:
     task = trial.task
     findings = scan(
