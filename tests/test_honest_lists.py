@@ -114,6 +114,48 @@ def test_any_other_filter_is_counted_by_a_capped_probe(
     assert _count_text(html).startswith("more than 3 trials (at most 6) matching the filters")
 
 
+def test_reviewer_filters_are_counted_in_the_latest_judgments_alone(
+    client: Client, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from review.models import add_annotation
+
+    rita = f.login(client, "rita", "reviewer")
+    sam = f.make_user("sam", "reviewer")
+    trials = f.make_trials(6)
+    # rita: fail, fail, fail, fail, pass, then fail changed to pass; sam fails the first two.
+    for trial, judgment in zip(trials, ["fail"] * 4 + ["pass", "fail"], strict=True):
+        add_annotation(trial_id=trial.pk, reviewer=rita, judgment=judgment)
+    add_annotation(trial_id=trials[5].pk, reviewer=rita, judgment="pass")
+    for trial in trials[:2]:
+        add_annotation(trial_id=trial.pk, reviewer=sam, judgment="fail")
+    with CaptureQueriesContext(connection) as queries:
+        html = client.get("/?reviewer_judgment=fail").content.decode()
+    # Four trials, six failing latest judgments (the first two trials' count once each).
+    assert _count_text(html).startswith("4 trials matching the filters")
+    (probe,) = [q["sql"] for q in queries.captured_queries if "COUNT(" in q["sql"].upper()]
+    assert "review_latestjudgment" in probe
+    assert "rewards_trial" not in probe  # the trials themselves are not read
+    html = client.get("/?judged=rita:fail&judged=sam:fail").content.decode()
+    assert _count_text(html).startswith("2 trials matching the filters")
+    html = client.get("/?judged=sam:pass").content.decode()
+    assert _count_text(html).startswith("0 trials matching the filters")
+
+    # Past the probe's limit: agreement's tallies bound it by the latest judgments of each
+    # condition's kind (six fails; two passes, one of them changed from a fail).
+    monkeypatch.setattr(counting, "PROBE_LIMIT", 1)
+    html = client.get("/?reviewer_judgment=fail").content.decode()
+    assert _count_text(html).startswith("more than 1 trials (at most 6) matching the filters")
+    html = client.get("/?judged=rita:fail&judged=sam:fail").content.decode()
+    assert _count_text(html).startswith("more than 1 trials (at most 6) matching the filters")
+    html = client.get("/?judged=rita:fail&judged=pass").content.decode()
+    assert _count_text(html).startswith("0 trials matching the filters")
+    html = client.get("/?judged=rita:pass").content.decode()
+    assert _count_text(html).startswith("more than 1 trials (at most 2) matching the filters")
+    # With another filter, the trials are probed as for any filter.
+    html = client.get("/?reviewer_judgment=fail&validity=valid").content.decode()
+    assert _count_text(html).startswith("more than 1 trial")
+
+
 # --- active filter chips ----------------------------------------------------------------------
 def test_each_active_filter_is_a_chip_whose_link_removes_it(client: Client) -> None:
     f.login(client, "rita", "reviewer")

@@ -391,15 +391,41 @@ class TrialFilterForm(forms.Form):
             queryset = queryset.filter(passed if outcome == "pass" else ~passed)
         if judge_model := value("judge_model"):
             queryset = queryset.filter(judge_model=exact_or_none(judge_model))
-        conditions = [parse_judged(text) for text in value("judged") or []]
-        if judgment := value("reviewer_judgment"):
-            conditions.insert(0, (None, judgment))
+        conditions = self.judged_conditions()
+        if conditions:
+            # A trial with a latest judgment has been annotated (the review app keeps the
+            # count with every annotation). Said here so that the newest-run-first walk reads
+            # only the reviewed trials' index (`trial_reviewed_started_idx`), probing each in
+            # the latest judgments, not every trial of the table.
+            queryset = queryset.filter(annotation_count__gt=0)
         # Nested a few at a time: SQLite's parser refuses deeper nesting (MAX_JUDGED + 1).
         for i in range(0, len(conditions), JUDGED_NESTED):
             queryset = queryset.filter(pk__in=self._judged(conditions[i : i + JUDGED_NESTED]))
         return queryset
 
+    def judged_conditions(self) -> list[tuple[str | None, str]]:
+        """(reviewer username or None, judgment) for the reviewer filters in use: a
+        reviewer's latest judgment first, then each `judged` condition."""
+        conditions = [parse_judged(text) for text in self._value("judged") or []]
+        if judgment := self._value("reviewer_judgment"):
+            conditions.insert(0, (None, judgment))
+        return conditions
+
+    def judged_trial_ids(self) -> tuple[str, list[Any]] | None:
+        """The ids of the trials that meet every reviewer condition in use (a trial judged
+        by several reviewers may be listed more than once), as SQL and its parameters,
+        selecting `trial_id` from the latest judgments alone; None without a condition, or
+        with more than one statement nests (JUDGED_NESTED)."""
+        conditions = self.judged_conditions()
+        if not 0 < len(conditions) <= JUDGED_NESTED:
+            return None
+        return self._judged_sql(conditions)
+
     def _judged(self, conditions: list[tuple[str | None, str]]) -> RawSQL:
+        sql, params = self._judged_sql(conditions)
+        return RawSQL(sql, params)  # noqa: S611 (our names; every value is a parameter)
+
+    def _judged_sql(self, conditions: list[tuple[str | None, str]]) -> tuple[str, list[Any]]:
         """The trials with every counted judgment of `conditions` (each by that reviewer, if
         named): each an indexed probe of the latest judgments (`latestjudgment_reviewer_idx`
         with a reviewer, the unique (trial, reviewer) index on the trial).
@@ -433,7 +459,7 @@ class TrialFilterForm(forms.Form):
             conditions_sql = " AND ".join(where)
             sql = f"SELECT {selected} FROM {table} {alias} WHERE {conditions_sql}"  # noqa: S608
             params = [*probe, *params]
-        return RawSQL(sql, params)  # noqa: S611 (our names; every value is a parameter)
+        return sql, params
 
     def counted_judgments(self) -> QuerySet[LatestJudgment]:
         """The judgments agreement counts: each reviewer's latest (blind ones, if asked)."""
