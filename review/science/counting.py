@@ -6,8 +6,9 @@ triggers) is counted exactly from those few rows. Any other filter is counted by
 that reads at most `PROBE_LIMIT + 1` matching ids (`COUNT(*)` over a capped subquery, an
 index range the filter's own index serves): exact up to the limit, beyond it "more than
 PROBE_LIMIT", with the tallies of the filter's keyed part as the upper bound. A filter made
-only of reviewers' latest judgments (the agreement page's links) is probed in the latest
-judgments alone, without the trials, and bounded by agreement's judgment tallies.
+only of reviewers' latest judgments (the agreement page's links) is counted by agreement's
+pair tallies when it names a reviewer pair's cell, else probed in the latest judgments alone,
+without the trials, and bounded by agreement's judgment tallies.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from django.db import connection
 from django.db.models import Q, QuerySet, Sum
 
 from review.filtering.form import TrialFilterForm
-from review.models import JobTally, JudgmentTally
+from review.models import JobTally, JudgmentTally, PairTally
 from rewards.models import Trial
 
 # Measured on PostgreSQL over 1,000,000 trials: a probe of 1,001 ids on a gate's index is
@@ -37,6 +38,8 @@ TALLIED = {
 NOT_FILTERS = frozenset({"sort", "after", "overlap", "blind", "counted"})
 # The filters on reviewers' latest judgments (`TrialFilterForm.judged_conditions`).
 JUDGED = frozenset({"reviewer_judgment", "judged"})
+# The judgments a reviewer pair's tallies count (a defer abstains).
+PAIRED = frozenset({"pass", "fail"})
 
 
 @dataclass(frozen=True)
@@ -72,6 +75,9 @@ def matching(form: TrialFilterForm, queryset: QuerySet[Trial]) -> Count:
         return Count(exact=_tally_sum(keyed))
     judged = form.judged_trial_ids() if in_use <= JUDGED else None
     if judged is not None:
+        paired = _pair_tally(form)
+        if paired is not None:
+            return Count(exact=paired)
         probed = _judged_probe(*judged)
         if probed <= PROBE_LIMIT:
             return Count(exact=probed)
@@ -80,6 +86,27 @@ def matching(form: TrialFilterForm, queryset: QuerySet[Trial]) -> Count:
     if probed <= PROBE_LIMIT:
         return Count(exact=probed)
     return Count(exact=None, at_least=PROBE_LIMIT, at_most=_tally_sum(keyed))
+
+
+def _pair_tally(form: TrialFilterForm) -> int | None:
+    """The trials two named reviewers judged pass or fail as the form's two conditions say
+    (a reviewer pair's cell), counted exactly by agreement's pair tallies: the number the
+    cell shows. None for any other reviewer conditions."""
+    conditions = form.judged_conditions()
+    if len(conditions) != 2:
+        return None
+    (a, judgment_a), (b, judgment_b) = conditions
+    if a is None or b is None or a == b or not {judgment_a, judgment_b} <= PAIRED:
+        return None
+    # A pair's tallies hold its reviewers in id order: either may be named first.
+    cell = Q(
+        reviewer_a__username=a, reviewer_b__username=b, judgment_a=judgment_a, judgment_b=judgment_b
+    )
+    swapped = Q(
+        reviewer_a__username=b, reviewer_b__username=a, judgment_a=judgment_b, judgment_b=judgment_a
+    )
+    pairs = PairTally.objects.filter(cell | swapped, blind=form.blind_only)
+    return int(pairs.aggregate(n=Sum("n"))["n"] or 0)
 
 
 def _judged_probe(sql: str, params: list[Any]) -> int:
