@@ -221,14 +221,28 @@ def test_reviewer_filters_walk_only_the_reviewed_trials_newest_first(query: str)
 
     rita, sam = f.make_user("rita", "reviewer"), f.make_user("sam", "reviewer")
     trials = f.make_trials(6)
+    unstarted = trials[0]
+    Trial.objects.filter(pk=unstarted.pk).update(started_at=None)
     for trial in trials[:4]:
         add_annotation(trial_id=trial.pk, reviewer=rita, judgment="fail")
         add_annotation(trial_id=trial.pk, reviewer=sam, judgment="fail")
+    started = sorted(trials[1:4], key=lambda t: (t.started_at, t.pk), reverse=True)
     form = TrialFilterForm(QueryDict(query))
+    # Newest run first, then the trial without a start; and the other way round.
     assert [row["id"] for row in form.page(ROWS.all()).rows] == [
-        t.pk for t in sorted(trials[:4], key=lambda t: (t.started_at, t.pk), reverse=True)
+        *(t.pk for t in started),
+        unstarted.pk,
     ]
-    rows = form.filter(ROWS.all()).filter(started_at__isnull=False)
+    oldest_first = TrialFilterForm(QueryDict(f"{query}&sort=started"))
+    assert [row["id"] for row in oldest_first.page(ROWS.all()).rows] == [
+        unstarted.pk,
+        *(t.pk for t in reversed(started)),
+    ]
+    # Under another sort, the filter is the filter: its index is the sort's.
+    by_job = TrialFilterForm(QueryDict(f"{query}&sort=-job")).listed(ROWS.all())
+    assert "annotation_count" not in str(by_job.query)
+    assert "annotation_count" in str(form.listed(ROWS.all()).query)
+    rows = form.listed(ROWS.all()).filter(started_at__isnull=False)
     sql, params = first_rows_query(rows, "-started", None, 51).query.sql_with_params()
     with connection.cursor() as db:
         if connection.vendor != "postgresql":

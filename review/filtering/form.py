@@ -392,12 +392,6 @@ class TrialFilterForm(forms.Form):
         if judge_model := value("judge_model"):
             queryset = queryset.filter(judge_model=exact_or_none(judge_model))
         conditions = self.judged_conditions()
-        if conditions:
-            # A trial with a latest judgment has been annotated (the review app keeps the
-            # count with every annotation). Said here so that the newest-run-first walk reads
-            # only the reviewed trials' index (`trial_reviewed_started_idx`), probing each in
-            # the latest judgments, not every trial of the table.
-            queryset = queryset.filter(annotation_count__gt=0)
         # Nested a few at a time: SQLite's parser refuses deeper nesting (MAX_JUDGED + 1).
         for i in range(0, len(conditions), JUDGED_NESTED):
             queryset = queryset.filter(pk__in=self._judged(conditions[i : i + JUDGED_NESTED]))
@@ -487,6 +481,22 @@ class TrialFilterForm(forms.Form):
     def ordered(self, queryset: QuerySet[Trial]) -> QuerySet[Trial]:
         return order_by_sort(queryset, self.current_sort)
 
+    def listed(self, queryset: QuerySet[Trial]) -> TrialQuerySet:
+        """`filter`, for a walk in the sort's order (a page, a trial's neighbours).
+
+        Sorted by when the trial ran, a filter on reviewers' latest judgments also says
+        what it implies: the trial has been annotated (the review app keeps the count with
+        every annotation). The walk then reads only the reviewed trials' index
+        (`trial_reviewed_started_idx`), probing each in the latest judgments, not every
+        trial's. Said for that sort alone: beside another sort's index, PostgreSQL would
+        intersect it with that index as a bitmap of every reviewed trial.
+        """
+        trials = self.filter(queryset)
+        sorted_by = SORT_KEYS[self.current_sort.lstrip("-")].field
+        if sorted_by == "started_at" and self.judged_conditions():
+            trials = trials.filter(annotation_count__gt=0)
+        return trials
+
     def page(self, queryset: QuerySet[Trial], size: int = PAGE_SIZE) -> Page:
         """The first `size` rows of `queryset` under this filter, after the page's cursor."""
         sort = self.current_sort
@@ -498,7 +508,7 @@ class TrialFilterForm(forms.Form):
                 after = decode_cursor(cursor, sort)
             except CursorError:
                 self.add_error("after", "This page link is out of date; showing the first page.")
-        rows = first_rows(self.filter(queryset), sort, after, size + 1)
+        rows = first_rows(self.listed(queryset), sort, after, size + 1)
         next_cursor = None
         if len(rows) > size:
             rows = rows[:size]
@@ -540,7 +550,7 @@ class TrialFilterForm(forms.Form):
         key = SORT_KEYS[sort.lstrip("-")]
         descending = sort.startswith("-")
         reverse = sort.lstrip("-") if descending else f"-{sort}"
-        matching = self.filter(Trial.objects.all())
+        matching = self.listed(Trial.objects.all())
         value, pk = OuterRef(key.field), OuterRef("pk")
 
         def first_after(walk_descending: bool, order: str) -> Subquery:

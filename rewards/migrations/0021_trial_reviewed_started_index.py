@@ -11,7 +11,7 @@ class Migration(migrations.Migration):
         migrations.AddIndex(
             model_name='trial',
             index=models.Index(
-                condition=models.Q(('annotation_count__gt', 0)),
+                condition=models.Q(('annotation_count__gt', 0), ('started_at__isnull', False)),
                 fields=['started_at', 'id'],
                 name='trial_reviewed_started_idx',
             ),
