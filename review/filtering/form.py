@@ -416,13 +416,14 @@ class TrialFilterForm(forms.Form):
         return self._judged_sql(conditions)
 
     def _judged(self, conditions: list[tuple[str | None, str]]) -> RawSQL:
+        """`_judged_sql` as an expression, for `pk__in`."""
         sql, params = self._judged_sql(conditions)
         return RawSQL(sql, params)  # noqa: S611 (our names; every value is a parameter)
 
     def _judged_sql(self, conditions: list[tuple[str | None, str]]) -> tuple[str, list[Any]]:
         """The trials with every counted judgment of `conditions` (each by that reviewer, if
         named): each an indexed probe of the latest judgments (`latestjudgment_reviewer_idx`
-        with a reviewer, the unique (trial, reviewer) index on the trial).
+        with a reviewer, `latestjudgment_judgment_idx` without one).
 
         The conditions nest, each one's probe inside the previous one's on its trial, so the
         trial query has a single semi-join: with one per condition PostgreSQL spent longer
