@@ -221,6 +221,10 @@ class LatestJudgment(GateColumns):
             models.Index(
                 fields=["reviewer", "judgment", "trial"], name="latestjudgment_reviewer_idx"
             ),
+            # Explorer: "a reviewer's latest judgment is J", whoever the reviewer: each trial
+            # walked is probed, and the match count's probe reads the trials in id order,
+            # from the index alone.
+            models.Index(fields=["judgment", "trial"], name="latestjudgment_judgment_idx"),
             # Agreement over blind annotations only: just the rows that have one.
             models.Index(
                 fields=["trial", "reviewer", "blind_judgment"],

@@ -520,6 +520,14 @@ class Trial(models.Model):
             models.Index(
                 fields=["-id"], name="trial_unreviewed_idx", condition=Q(annotation_count=0)
             ),
+            # Explorer sorted by when the trial ran, filtered by reviewers' latest judgments:
+            # only the reviewed trials with a start are walked (`TrialFilterForm.listed`),
+            # each probed in the latest judgments, instead of every trial.
+            models.Index(
+                fields=["started_at", "id"],
+                name="trial_reviewed_started_idx",
+                condition=Q(annotation_count__gt=0, started_at__isnull=False),
+            ),
         ]
 
     def __str__(self) -> str:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from django.db import connection
+from django.http import QueryDict
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
@@ -112,6 +113,83 @@ def test_any_other_filter_is_counted_by_a_capped_probe(
     monkeypatch.setattr(counting, "PROBE_LIMIT", 3)
     html = client.get("/?judge_verdict=FAIL").content.decode()
     assert _count_text(html).startswith("more than 3 trials (at most 6) matching the filters")
+
+
+def test_reviewer_filters_are_counted_in_the_latest_judgments_alone(
+    client: Client, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from review.models import add_annotation
+
+    rita = f.login(client, "rita", "reviewer")
+    sam = f.make_user("sam", "reviewer")
+    trials = f.make_trials(6)
+    # rita: fail, fail, fail, fail, pass, then fail changed to pass; sam fails the first two.
+    for trial, judgment in zip(trials, ["fail"] * 4 + ["pass", "fail"], strict=True):
+        add_annotation(trial_id=trial.pk, reviewer=rita, judgment=judgment)
+    add_annotation(trial_id=trials[5].pk, reviewer=rita, judgment="pass")
+    for trial in trials[:2]:
+        add_annotation(trial_id=trial.pk, reviewer=sam, judgment="fail")
+    with CaptureQueriesContext(connection) as queries:
+        html = client.get("/?reviewer_judgment=fail").content.decode()
+    # Four trials, six failing latest judgments (the first two trials' count once each).
+    assert _count_text(html).startswith("4 trials matching the filters")
+    (probe,) = [q["sql"] for q in queries.captured_queries if "COUNT(" in q["sql"].upper()]
+    assert "review_latestjudgment" in probe
+    assert "rewards_trial" not in probe  # the trials themselves are not read
+    html = client.get("/?judged=sam:pass").content.decode()
+    assert _count_text(html).startswith("0 trials matching the filters")
+
+    # Past the probe's limit: agreement's tallies bound it by the latest judgments of each
+    # condition's kind (six fails; two passes, one of them changed from a fail).
+    monkeypatch.setattr(counting, "PROBE_LIMIT", 1)
+    html = client.get("/?reviewer_judgment=fail").content.decode()
+    assert _count_text(html).startswith("more than 1 trials (at most 6) matching the filters")
+    html = client.get("/?judged=rita:fail&judged=defer").content.decode()
+    assert _count_text(html).startswith("0 trials matching the filters")
+    html = client.get("/?judged=rita:fail&judged=pass").content.decode()
+    assert _count_text(html).startswith("0 trials matching the filters")
+    html = client.get("/?judged=rita:pass").content.decode()
+    assert _count_text(html).startswith("more than 1 trials (at most 2) matching the filters")
+    # With another filter, the trials are probed as for any filter.
+    html = client.get("/?reviewer_judgment=fail&validity=valid").content.decode()
+    assert _count_text(html).startswith("more than 1 trial")
+
+
+@pytest.mark.parametrize("blind", [False, True])
+def test_a_reviewer_pairs_cell_is_counted_exactly_by_the_pair_tallies(
+    client: Client, monkeypatch: pytest.MonkeyPatch, blind: bool
+) -> None:
+    from review.models import add_annotation
+
+    rita = f.login(client, "rita", "reviewer")
+    sam = f.make_user("sam", "reviewer")
+    trials = f.make_trials(5)
+    # Both fail the first three (one of sam's seen, not blind); rita passes the other two,
+    # sam fails the fourth, and only rita judges the fifth.
+    for i, trial in enumerate(trials):
+        add_annotation(
+            trial_id=trial.pk, reviewer=rita, judgment="fail" if i < 3 else "pass", blind=True
+        )
+        if i < 4:
+            add_annotation(trial_id=trial.pk, reviewer=sam, judgment="fail", blind=i != 1)
+    counted = "&counted=blind" if blind else ""
+    # However many match, the tallies count them exactly: past the probe's limit too.
+    monkeypatch.setattr(counting, "PROBE_LIMIT", 0)
+    for query, expected in [
+        ("judged=rita:fail&judged=sam:fail", 2 if blind else 3),
+        ("judged=sam:fail&judged=rita:fail", 2 if blind else 3),  # either order
+        ("judged=rita:pass&judged=sam:fail", 1),
+        ("judged=rita:pass&judged=sam:pass", 0),
+    ]:
+        with CaptureQueriesContext(connection) as queries:
+            html = client.get(f"/?{query}{counted}").content.decode()
+        assert _count_text(html).startswith(f"{expected} trial"), query
+        assert not any("COUNT(" in q["sql"].upper() for q in queries.captured_queries)
+        form = TrialFilterForm(QueryDict(f"{query}{counted}"))
+        assert len(form.filter(Trial.objects.all())) == expected, query
+    # A defer is no pair's judgment: probed.
+    html = client.get(f"/?judged=rita:fail&judged=sam:defer{counted}").content.decode()
+    assert _count_text(html).startswith("0 trials")
 
 
 # --- active filter chips ----------------------------------------------------------------------

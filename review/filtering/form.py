@@ -391,18 +391,39 @@ class TrialFilterForm(forms.Form):
             queryset = queryset.filter(passed if outcome == "pass" else ~passed)
         if judge_model := value("judge_model"):
             queryset = queryset.filter(judge_model=exact_or_none(judge_model))
-        conditions = [parse_judged(text) for text in value("judged") or []]
-        if judgment := value("reviewer_judgment"):
-            conditions.insert(0, (None, judgment))
+        conditions = self.judged_conditions()
         # Nested a few at a time: SQLite's parser refuses deeper nesting (MAX_JUDGED + 1).
         for i in range(0, len(conditions), JUDGED_NESTED):
             queryset = queryset.filter(pk__in=self._judged(conditions[i : i + JUDGED_NESTED]))
         return queryset
 
+    def judged_conditions(self) -> list[tuple[str | None, str]]:
+        """(reviewer username or None, judgment) for the reviewer filters in use: a
+        reviewer's latest judgment first, then each `judged` condition."""
+        conditions = [parse_judged(text) for text in self._value("judged") or []]
+        if judgment := self._value("reviewer_judgment"):
+            conditions.insert(0, (None, judgment))
+        return conditions
+
+    def judged_trial_ids(self) -> tuple[str, list[Any]] | None:
+        """The ids of the trials that meet every reviewer condition in use (a trial judged
+        by several reviewers may be listed more than once), as SQL and its parameters,
+        selecting `trial_id` from the latest judgments alone; None without a condition, or
+        with more than one statement nests (JUDGED_NESTED)."""
+        conditions = self.judged_conditions()
+        if not 0 < len(conditions) <= JUDGED_NESTED:
+            return None
+        return self._judged_sql(conditions)
+
     def _judged(self, conditions: list[tuple[str | None, str]]) -> RawSQL:
+        """`_judged_sql` as an expression, for `pk__in`."""
+        sql, params = self._judged_sql(conditions)
+        return RawSQL(sql, params)  # noqa: S611 (our names; every value is a parameter)
+
+    def _judged_sql(self, conditions: list[tuple[str | None, str]]) -> tuple[str, list[Any]]:
         """The trials with every counted judgment of `conditions` (each by that reviewer, if
         named): each an indexed probe of the latest judgments (`latestjudgment_reviewer_idx`
-        with a reviewer, the unique (trial, reviewer) index on the trial).
+        with a reviewer, `latestjudgment_judgment_idx` without one).
 
         The conditions nest, each one's probe inside the previous one's on its trial, so the
         trial query has a single semi-join: with one per condition PostgreSQL spent longer
@@ -433,7 +454,7 @@ class TrialFilterForm(forms.Form):
             conditions_sql = " AND ".join(where)
             sql = f"SELECT {selected} FROM {table} {alias} WHERE {conditions_sql}"  # noqa: S608
             params = [*probe, *params]
-        return RawSQL(sql, params)  # noqa: S611 (our names; every value is a parameter)
+        return sql, params
 
     def counted_judgments(self) -> QuerySet[LatestJudgment]:
         """The judgments agreement counts: each reviewer's latest (blind ones, if asked)."""
@@ -461,6 +482,22 @@ class TrialFilterForm(forms.Form):
     def ordered(self, queryset: QuerySet[Trial]) -> QuerySet[Trial]:
         return order_by_sort(queryset, self.current_sort)
 
+    def listed(self, queryset: QuerySet[Trial]) -> TrialQuerySet:
+        """`filter`, for a walk in the sort's order (a page, a trial's neighbours).
+
+        Sorted by when the trial ran, a filter on reviewers' latest judgments also says
+        what it implies: the trial has been annotated (the review app keeps the count with
+        every annotation). The walk then reads only the reviewed trials' index
+        (`trial_reviewed_started_idx`), probing each in the latest judgments, not every
+        trial's. Said for that sort alone: beside another sort's index, PostgreSQL would
+        intersect it with that index as a bitmap of every reviewed trial.
+        """
+        trials = self.filter(queryset)
+        sorted_by = SORT_KEYS[self.current_sort.lstrip("-")].field
+        if sorted_by == "started_at" and self.judged_conditions():
+            trials = trials.filter(annotation_count__gt=0)
+        return trials
+
     def page(self, queryset: QuerySet[Trial], size: int = PAGE_SIZE) -> Page:
         """The first `size` rows of `queryset` under this filter, after the page's cursor."""
         sort = self.current_sort
@@ -472,7 +509,7 @@ class TrialFilterForm(forms.Form):
                 after = decode_cursor(cursor, sort)
             except CursorError:
                 self.add_error("after", "This page link is out of date; showing the first page.")
-        rows = first_rows(self.filter(queryset), sort, after, size + 1)
+        rows = first_rows(self.listed(queryset), sort, after, size + 1)
         next_cursor = None
         if len(rows) > size:
             rows = rows[:size]
@@ -514,7 +551,7 @@ class TrialFilterForm(forms.Form):
         key = SORT_KEYS[sort.lstrip("-")]
         descending = sort.startswith("-")
         reverse = sort.lstrip("-") if descending else f"-{sort}"
-        matching = self.filter(Trial.objects.all())
+        matching = self.listed(Trial.objects.all())
         value, pk = OuterRef(key.field), OuterRef("pk")
 
         def first_after(walk_descending: bool, order: str) -> Subquery:

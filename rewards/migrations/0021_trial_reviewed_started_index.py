@@ -1,0 +1,19 @@
+from django.db import migrations, models
+
+
+class Migration(migrations.Migration):
+
+    dependencies = [
+        ('rewards', '0020_trial_job_started_index'),
+    ]
+
+    operations = [
+        migrations.AddIndex(
+            model_name='trial',
+            index=models.Index(
+                condition=models.Q(('annotation_count__gt', 0), ('started_at__isnull', False)),
+                fields=['started_at', 'id'],
+                name='trial_reviewed_started_idx',
+            ),
+        ),
+    ]
