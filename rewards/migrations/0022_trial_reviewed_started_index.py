@@ -4,7 +4,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('rewards', '0020_trial_job_started_index'),
+        ('rewards', '0021_trial_judge_rubric_version'),
     ]
 
     operations = [

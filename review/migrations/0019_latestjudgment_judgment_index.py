@@ -4,7 +4,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('review', '0017_finding_reviews'),
+        ('review', '0018_multirated_tally'),
     ]
 
     operations = [
