@@ -38,7 +38,7 @@ from typing import Any
 from django.core.cache import cache
 
 from rewards import reports
-from rewards.cache import ALIGNMENT_TTL, alignment_key
+from rewards.cache import ALIGNMENT_TTL, alignment_key, trial_version
 from rewards.models import Trial, TrialDetail
 
 PREVIEW_CHARS = 240
@@ -170,7 +170,7 @@ def align(a_raw: Any, b_raw: Any) -> Alignment:
 
 
 def _version(trial: Trial) -> tuple[str, str]:
-    return trial.content_digest, trial.updated_at.isoformat() if trial.updated_at else ""
+    return trial_version(trial)
 
 
 @dataclass(frozen=True)
