@@ -51,6 +51,13 @@ process makes (a job saved, an ingest) reaches them all.
   the explorer's rows (their values and links), agreement's report, a job's figures and
   compare's job pickers, each under `fingerprint` of its data or the rows themselves, so a
   change is another key and nothing needs dropping; kept 600 s.
+- `template.cache.trajectory-steps.*`, `.step-comment-list.*`, `.step-comment-fields.*`: the
+  trial page's rendered chunk of steps (under its kept steps' key, the filter, the followed
+  citation and the ids of the chunk's comments, with the links' query and the user, whose
+  own comments carry a "Correct" link), its list of step comments (their ids: comments are
+  append-only, a correction is a newer id) and the unbound comment form's fields (their
+  initial values). Nothing needs dropping; kept 600 s (a renamed author shows under the
+  old name until then).
 - `template.cache.explorer-sidebar.*`: the explorer's filter sidebar (`{% cache %}` in
   review/explorer.html), keyed by the filter's values and the job choices above
   (`TrialFilterForm.sidebar_key`): a new list of jobs is a new key, so it needs no dropping.

@@ -369,6 +369,8 @@ def _comment_form_context(
     action = reverse("review:step-comment", args=[trial.pk])
     return {
         "comment_form": form,
+        # What an unbound form's fields show: their kept rendering's key.
+        "comment_fields_key": None if form.is_bound else fingerprint(sorted(form.initial.items())),
         "comment_url": f"{action}?{nav.annotate_url_query}",
         # The steps' plain "Comment" links: the page again, its form set to that step.
         "comment_query": f"{page_query.urlencode()}&",
@@ -406,6 +408,7 @@ def _annotations_context(
         "saved": saved,
         "nav": nav,
         "step_comments": comments,
+        "step_comments_fingerprint": fingerprint([c.pk for c in comments]),
         "superseded_comments": {c.supersedes_id for c in comments if c.supersedes_id},
         "steps_url": nav.tab_url(reverse("review:trial-detail", args=[trial.pk]), "trajectory"),
     }
