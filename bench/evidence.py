@@ -168,9 +168,10 @@ def trajectory(side: str) -> dict[str, Any]:
     steps += [_step(common, number, "common") for number in range(2, COMMON_STEPS + 1)]
     own = random.Random(f"evidence-{side}")
     for number in range(COMMON_STEPS + 1, STEPS + 1):
-        # Every tenth step differs; the others stay in step (their commands alike), so the
-        # alignment has long runs in common, steps changed and steps one side only.
-        steps.append(_step(own if number % 10 == 0 else common, number, f"{side}{number % 10}"))
+        # Every tenth step is each side's own; the others stay alike (both sides draw them
+        # from the same generator), so the alignment has runs in common and steps changed.
+        mine = number % 10 == 0
+        steps.append(_step(own if mine else common, number, side if mine else "common"))
     return {"schema_version": "ATIF-v1.7", "session_id": f"bench-{side}", "steps": steps}
 
 

@@ -241,8 +241,12 @@ def bench_explorer(trials: int, repeat: int) -> list[Figure]:
     bare = get("/bench/bare-50/")
     say("  following 1,000 'next' links")
     deep = deep_page_url(client, pages=1000)
-    trial = Trial.objects.order_by("-id").values_list("id", flat=True).first()
-    job = Trial.objects.order_by("-id").values_list("job_id", flat=True).first()
+    # The newest trial and its job, not the evidence benchmark's (two 2,000-step trials).
+    from bench.evidence import EVIDENCE_JOB
+
+    newest = Trial.objects.exclude(job__name=EVIDENCE_JOB).order_by("-id")
+    trial = newest.values_list("id", flat=True).first()
+    job = newest.values_list("job_id", flat=True).first()
     search = common_word()
     figures = [
         compare("explorer first page / bare page", get("/"), bare, "<= 3", repeat),
