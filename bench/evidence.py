@@ -17,6 +17,8 @@ Figures (ours sampled alternately with the bare page, `bench.run.compare`):
   commenting reviewer): at most 4 times the bare page, the trial page's budget;
 - the aligned view of the two trials (`/compare/trials/<a>/<b>/`, the alignment kept from
   an earlier view, as every view after the first finds it): at most 3 times;
+- the trial page against the newest other trial's page (a few steps, no comments), seen by
+  the same reviewer: what the steps and comments add, shown;
 - the same two pages with the bench's cache emptied before each request (the first view of
   a trial or a pair since it was stored: the steps presented, the alignment computed): shown,
   no budget.
@@ -268,6 +270,8 @@ def bench_evidence(repeat: int) -> list[Figure]:
     from django.core.cache import cache
     from django.db import connection
 
+    from rewards.models import Trial
+
     say(f"evidence: two trials of {STEPS:,} steps, {COMMENTS} step comments, {connection.vendor}")
     a, b = ensure_evidence_trials()
     client = reviewer_client()
@@ -283,6 +287,12 @@ def bench_evidence(repeat: int) -> list[Figure]:
     bare = get("/bench/bare-50/")
     trial_page = get(f"/trials/{a}/")
     aligned = get(f"/compare/trials/{a}/{b}/")
+    newest = (
+        Trial.objects.exclude(job__name=EVIDENCE_JOB)
+        .order_by("-id")
+        .values_list("id", flat=True)
+        .first()
+    )
     return [
         compare(
             f"trial page, {STEPS:,} steps, {COMMENTS} step comments / bare page",
@@ -296,6 +306,15 @@ def bench_evidence(repeat: int) -> list[Figure]:
             aligned,
             bare,
             ALIGNED_BUDGET,
+            repeat,
+        ),
+        # What the steps and comments add: the page of the newest other trial (a few steps,
+        # no comments), seen by the same reviewer.
+        compare(
+            "trial page, 2,000 steps, 20 step comments / the newest other trial's page",
+            trial_page,
+            get(f"/trials/{newest}/"),
+            "",
             repeat,
         ),
         compare(
