@@ -403,6 +403,9 @@ def _annotations_context(
         "annotations": annotations,
         "verdicts": adjudication.verdicts(trial, annotations) if reviewed else [],
         "annotation_form": form if allowed else None,
+        "annotation_fields_key": fingerprint(sorted(form.initial.items()))
+        if allowed and form is not None and not form.is_bound
+        else None,
         "guide": guidelines.guide(request.user, TrialFilterForm(nav.filters)) if allowed else None,
         "can_annotate": allowed,
         "saved": saved,
