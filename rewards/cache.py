@@ -56,8 +56,8 @@ process makes (a job saved, an ingest) reaches them all.
   citation and the ids of the chunk's comments, with the links' query and the user, whose
   own comments carry a "Correct" link), its list of step comments (their ids: comments are
   append-only, a correction is a newer id) and the unbound comment form's fields (their
-  initial values); `.annotation-fields.*`, the unbound annotation form's fields likewise. Nothing needs dropping; kept 600 s (a renamed author shows under the
-  old name until then).
+  initial values); `.annotation-fields.*`, the unbound annotation form's fields likewise.
+  Nothing needs dropping; kept 600 s (a renamed author shows under the old name until then).
 - `template.cache.explorer-sidebar.*`: the explorer's filter sidebar (`{% cache %}` in
   review/explorer.html), keyed by the filter's values and the job choices above
   (`TrialFilterForm.sidebar_key`): a new list of jobs is a new key, so it needs no dropping.

@@ -248,6 +248,20 @@ def test_commenting_needs_a_login_a_reviewer_role_and_a_post(client: Client) -> 
     assert not StepComment.objects.exists()
 
 
+def test_a_chunk_of_steps_needs_a_login_a_browsing_role_and_a_get(client: Client) -> None:
+    trial = _trial()
+    url = f"/trials/{trial.pk}/steps/?at=1"
+    assert client.get(url).status_code == 302  # to the login page
+    f.login(client, "nobody")
+    assert client.get(url).status_code == 403
+    f.login(client, "ann", "analyst")
+    chunk = client.get(url).content.decode()
+    assert 'id="step-2"' in chunk
+    assert "step-comment-link" not in chunk  # an analyst does not comment
+    assert client.post(url).status_code == 405
+    assert client.get(f"/trials/{trial.pk + 1000}/steps/").status_code == 404
+
+
 def test_another_trials_comment_cannot_be_superseded(client: Client) -> None:
     trial, other = _trial("t-a"), _trial("t-b")
     rita = f.login(client, "rita", "reviewer")
