@@ -27,6 +27,7 @@ from review.models import (
     add_step_comment,
     resolve_target,
 )
+from review.pages import steps
 from review.pages.highlight import Range, Segment, highlight
 from rewards.models import Trial
 from tests import review_factories as f
@@ -547,3 +548,16 @@ def test_the_api_lists_and_adds_step_comments_checked_like_the_page(client: Clie
     )
     bundle = call(client, "get", f"/api/trials/{trial.pk}", analyst).json()["bundle"]
     assert len(bundle["step_comments"]) == 3
+
+
+def test_a_running_trials_steps_are_read_anew_on_every_view(client: Client) -> None:
+    """Its trajectory grows: its presented steps are never kept."""
+    trial = f.make_trial(name="t-running", status="running", detail={"trajectory": TRAJECTORY})
+    f.login(client, "ann", "analyst")
+    assert 'id="step-2"' in client.get(f"/trials/{trial.pk}/").content.decode()
+    assert steps.kept_head(trial.pk) is None
+    finished = _trial("t-finished")
+    client.get(f"/trials/{finished.pk}/")
+    head = steps.kept_head(finished.pk)
+    assert head is not None
+    assert head.total_steps == 2
