@@ -1,6 +1,7 @@
 """Performance harness: every budget is a ratio against a baseline measured in the same run.
 
-    .venv/bin/python bench/run.py [explorer|export|ingest|science|judging|all] [--trials N]
+    .venv/bin/python bench/run.py [explorer|export|ingest|science|evidence|judging|all]
+        [--trials N]
         [--json FILE]
 
 It prints one table (figure, ours, baseline, ratio, budget, within budget?) and writes the same
@@ -24,6 +25,9 @@ a figure is over its budget. Budgets (DESIGN §7):
 - science (`bench/science.py`): the agreement page (whole database, by judge model, blind
   only, one job), compare two runs and the job page with its plots, each at most 3 times
   the bare page, on trials judged by two reviewers.
+- evidence (`bench/evidence.py`): the trial page of a 2,000-step trajectory with 20 step
+  comments, its first screen at most 4 times the bare page; two 2,000-step trajectories side
+  by side, the alignment kept, at most 3 times.
 - judging: one worker process (`manage.py grading_worker`, 16 calls in flight) judging 1,000
   stored trials against `bench/judge_stub.py` answering in 500 ms, at most 1.25 times the
   ideal (1,000 x 0.5 s / 16); with one 429 (Retry-After: 1) in ten, at most 1.5 times; the
@@ -237,8 +241,12 @@ def bench_explorer(trials: int, repeat: int) -> list[Figure]:
     bare = get("/bench/bare-50/")
     say("  following 1,000 'next' links")
     deep = deep_page_url(client, pages=1000)
-    trial = Trial.objects.order_by("-id").values_list("id", flat=True).first()
-    job = Trial.objects.order_by("-id").values_list("job_id", flat=True).first()
+    # The newest trial and its job, not the evidence benchmark's (two 2,000-step trials).
+    from bench.evidence import EVIDENCE_JOB
+
+    newest = Trial.objects.exclude(job__name=EVIDENCE_JOB).order_by("-id")
+    trial = newest.values_list("id", flat=True).first()
+    job = newest.values_list("job_id", flat=True).first()
     search = common_word()
     figures = [
         compare("explorer first page / bare page", get("/"), bare, "<= 3", repeat),
@@ -763,7 +771,7 @@ def main() -> None:
     )
     parser.add_argument(
         "which",
-        choices=["explorer", "export", "ingest", "science", "judging", "all"],
+        choices=["explorer", "export", "ingest", "science", "evidence", "judging", "all"],
         nargs="?",
         default="all",
     )
@@ -795,6 +803,11 @@ def main() -> None:
         from bench.science import bench_science
 
         figures += bench_science(trials, max(3, args.repeat // 2))
+    if args.which in ("evidence", "all"):
+        from bench.evidence import bench_evidence
+
+        ensure_trials(trials)
+        figures += bench_evidence(args.repeat)
     if args.which in ("judging", "all"):
         figures += bench_judging(args.judge_trials, args.judge_memory_trials)
     print(table(figures))

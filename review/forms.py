@@ -166,6 +166,9 @@ class TrialPageForm(forms.Form):
     comment_step = forms.IntegerField(min_value=1, required=False)
     # "Correct" on one of the reviewer's comments: the form set to supersede it.
     correct = forms.IntegerField(min_value=1, required=False)
+    # The step the trajectory is opened at: the chunk of steps holding it is shown
+    # (`review.pages.steps`); deep links to a later step carry it.
+    at = forms.IntegerField(min_value=1, required=False)
 
     def _cleaned(self) -> dict[str, Any]:
         self.is_valid()
@@ -196,6 +199,11 @@ class TrialPageForm(forms.Form):
         return step
 
     @property
+    def at_step(self) -> int | None:
+        step: int | None = self._cleaned().get("at")
+        return step
+
+    @property
     def correcting(self) -> int | None:
         comment_id: int | None = self._cleaned().get("correct")
         return comment_id
@@ -212,6 +220,11 @@ class TrialPageForm(forms.Form):
             return None
         verdict, index = raw.split(".")
         return int(verdict), int(index)
+
+    @property
+    def is_filtered(self) -> bool:
+        """The trajectory filter was submitted (`step_kinds` are the ones ticked)."""
+        return bool(self._cleaned().get("filtered"))
 
     @property
     def step_kinds(self) -> list[str]:

@@ -29,6 +29,7 @@ urlpatterns = [
     path("trials/<int:pk>/files/", views.trial_file, name="trial-file"),
     path("trials/<int:pk>/annotations/", views.annotate, name="annotate"),
     path("trials/<int:pk>/comments/", views.step_comment, name="step-comment"),
+    path("trials/<int:pk>/steps/", views.trial_steps, name="trial-steps"),
     path("trials/<int:pk>/rejudge/", judging.rejudge_one, name="rejudge"),
     path(
         "trials/<int:pk>/findings/<int:finding_pk>/review/",

@@ -23,22 +23,24 @@ step, so a page of rows shows without reading the trajectories again.
 
 An alignment is computed once per pair of trial versions and kept in Django's cache under
 `rewards.cache.alignment_key`, as a small head (row count, divergence, step counts) and its
-pages of rows, so that showing a page never unpickles the whole alignment.
+pages of rows, so that showing a page never unpickles the whole alignment, and a page whose
+rendering is kept unpickles none of its rows.
 """
 
 from __future__ import annotations
 
 import difflib
 import json
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from datetime import datetime
+from functools import cached_property
 from typing import Any
 
 from django.core.cache import cache
 
 from rewards import reports
-from rewards.cache import ALIGNMENT_TTL, alignment_key
+from rewards.cache import ALIGNMENT_TTL, alignment_key, trial_version
 from rewards.models import Trial, TrialDetail
 
 PREVIEW_CHARS = 240
@@ -170,7 +172,7 @@ def align(a_raw: Any, b_raw: Any) -> Alignment:
 
 
 def _version(trial: Trial) -> tuple[str, str]:
-    return trial.content_digest, trial.updated_at.isoformat() if trial.updated_at else ""
+    return trial_version(trial)
 
 
 @dataclass(frozen=True)
@@ -187,34 +189,50 @@ class Head:
         return max(1, -(-self.rows // size))
 
 
-@dataclass(frozen=True)
+@dataclass
 class AlignedPage:
     head: Head
     number: int  # from 1, within the alignment's pages
-    rows: list[Row]
+    load: Callable[[], list[Row]] = field(repr=False)
+
+    @cached_property
+    def rows(self) -> list[Row]:
+        """The page's rows, read (or computed) when first asked for: a page whose rendering
+        is kept (`{% cache %}` aligned-steps) reads none."""
+        return self.load()
 
 
 def alignment_for(a: Trial, b: Trial, page: int, size: int) -> AlignedPage:
     """One page of the two trials' trajectories aligned. The alignment is kept in the cache
-    as its head and its pages of `size` rows, so a page reads one round trip and unpickles
-    only its own rows; on a miss it is computed (one query for both trajectories) and kept
-    whole. A trial stored again is another key."""
+    as its head and its pages of `size` rows, so a page reads its head in one round trip
+    and unpickles its own rows only when they are shown; on a miss it is computed (one
+    query for both trajectories) and kept whole. A trial stored again is another key."""
     key = alignment_key(a.pk, _version(a), b.pk, _version(b))
     head: Head | None = cache.get(f"{key}:head")
     if head is not None:
         number = min(max(1, page), head.pages(size))
-        rows: list[Row] | None = cache.get(f"{key}:{size}:{number}")
-        if rows is not None:
-            return AlignedPage(head, number, rows)
+
+        def load() -> list[Row]:
+            rows: list[Row] | None = cache.get(f"{key}:{size}:{number}")
+            if rows is None:  # the page left the cache before its head
+                return _aligned(a, b, key, size)[1][number - 1]
+            return rows
+
+        return AlignedPage(head, number, load)
+    head, pages = _aligned(a, b, key, size)
+    number = min(max(1, page), head.pages(size))
+    return AlignedPage(head, number, lambda: pages[number - 1])
+
+
+def _aligned(a: Trial, b: Trial, key: str, size: int) -> tuple[Head, list[list[Row]]]:
+    """The two trials aligned (one query for both trajectories), kept as head and pages."""
     trajectories = dict(
         TrialDetail.objects.filter(trial__in=[a.pk, b.pk]).values_list("trial_id", "trajectory")
     )
     aligned = align(trajectories.get(a.pk), trajectories.get(b.pk))
     head = Head(key, len(aligned.rows), aligned.divergence, aligned.a_steps, aligned.b_steps)
-    pages = head.pages(size)
+    pages = [aligned.rows[n * size : (n + 1) * size] for n in range(head.pages(size))]
     kept: dict[str, Any] = {f"{key}:head": head}
-    for number in range(1, pages + 1):
-        kept[f"{key}:{size}:{number}"] = aligned.rows[(number - 1) * size : number * size]
+    kept.update({f"{key}:{size}:{n}": rows for n, rows in enumerate(pages, start=1)})
     cache.set_many(kept, ALIGNMENT_TTL)
-    number = min(max(1, page), pages)
-    return AlignedPage(head, number, aligned.rows[(number - 1) * size : number * size])
+    return head, pages

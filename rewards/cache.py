@@ -35,6 +35,16 @@ process makes (a job saved, an ingest) reaches them all.
   `ALIGNMENT_TTL` as `…:head` and `…:<page size>:<page>` (the rows of each page). The page
   showing it keeps each rendered page under the same key (`{% cache %}` aligned-steps).
   Bump `v1` when `rewards.alignment.Head` or `Row` changes shape.
+- `steps:v1:<trial>:<digest>` (`steps_key`): a trial's trajectory as the trial page presents
+  it (`review.pages.steps`), keyed by the trial's version (`trial_version`) like an
+  alignment, so a trial stored again is another key and nothing needs dropping; kept
+  `STEPS_TTL` as `…:<chunk size>:<chunk>` (the presented steps of each chunk), and its head
+  (step count, counts by kind, schema, and this key) as `steps:v1:<trial>:head`
+  (`steps_head_key`), looked up before the trial is read and overwritten when another
+  version is presented. A running trial's steps are never kept (its trajectory grows).
+  The page keeps each rendered chunk (`{% cache %}` trajectory-steps) under this key, the
+  filter, the followed citation and the chunk's comments. Bump `v1` when
+  `review.pages.steps.Head` or `review.pages.presenters.Step` / `StepPart` changes shape.
 - `exclusions:named:v1` (`LEFT_OUT`): what pass rates leave out by default
   (review.science.exclusions.named_now): the tasks confirmed defective and the trials with a
   confirmed reward hack, read in one query. Dropped (`forget_left_out`) when a ledger entry
@@ -44,6 +54,13 @@ process makes (a job saved, an ingest) reaches them all.
   the explorer's rows (their values and links), agreement's report, a job's figures and
   compare's job pickers, each under `fingerprint` of its data or the rows themselves, so a
   change is another key and nothing needs dropping; kept 600 s.
+- `template.cache.trajectory-steps.*`, `.step-comment-list.*`, `.step-comment-fields.*`: the
+  trial page's rendered chunk of steps (under its kept steps' key, the filter, the followed
+  citation and the ids of the chunk's comments, with the links' query and the user, whose
+  own comments carry a "Correct" link), its list of step comments (their ids: comments are
+  append-only, a correction is a newer id) and the unbound comment form's fields (their
+  initial values); `.annotation-fields.*`, the unbound annotation form's fields likewise.
+  Nothing needs dropping; kept 600 s (a renamed author shows under the old name until then).
 - `template.cache.explorer-sidebar.*`: the explorer's filter sidebar (`{% cache %}` in
   review/explorer.html), keyed by the filter's values and the job choices above
   (`TrialFilterForm.sidebar_key`): a new list of jobs is a new key, so it needs no dropping.
@@ -92,6 +109,24 @@ ALIGNMENT_TTL = 24 * 60 * 60
 def alignment_key(a: int, a_version: Hashable, b: int, b_version: Hashable) -> str:
     digest = hashlib.blake2b(repr((a_version, b_version)).encode(), digest_size=16).hexdigest()
     return f"alignment:v1:{a}:{b}:{digest}"
+
+
+# --- a trial's presented steps ---------------------------------------------------------------
+STEPS_TTL = 6 * 60 * 60
+
+
+def trial_version(trial: Any) -> tuple[str, str]:
+    """What changes when a trial is stored again: its content digest and last update."""
+    return trial.content_digest, trial.updated_at.isoformat() if trial.updated_at else ""
+
+
+def steps_key(trial: int, version: Hashable) -> str:
+    digest = hashlib.blake2b(repr(version).encode(), digest_size=16).hexdigest()
+    return f"steps:v1:{trial}:{digest}"
+
+
+def steps_head_key(trial: int) -> str:
+    return f"steps:v1:{trial}:head"
 
 
 # --- page fragments ---------------------------------------------------------------------------

@@ -184,3 +184,25 @@ def test_other_trials_needs_login_a_role_and_get(client: Client, path: str) -> N
     f.login(client, "ann", "analyst")
     assert client.post(url).status_code == 405
     assert client.get("/trials/999999/others/").status_code == 404
+
+
+def test_a_page_whose_rendering_is_kept_reads_none_of_its_rows(
+    client: Client, django_assert_num_queries: Callable[..., Any]
+) -> None:
+    a, b = _pair(300, diverge_at=101)
+    f.login(client, "ann", "analyst")
+    url = f"/compare/trials/{a.pk}/{b.pk}/"
+    first = client.get(url).content.decode()
+    key = alignment_key(a.pk, alignment._version(a), b.pk, alignment._version(b))
+    # The rows of the shown page gone from the cache: the kept rendering does without them.
+    cache.delete(f"{key}:200:1")
+    with django_assert_num_queries(5) as queries:
+        again = client.get(url).content.decode()
+    assert not any("trajectory" in q["sql"] for q in queries.captured_queries)
+    assert cache.get(f"{key}:200:1") is None
+    assert again.count('class="aligned-row') == first.count('class="aligned-row') == 200
+    # Another page's rendering is not kept: its rows are read, or computed again if gone.
+    cache.delete(f"{key}:200:2")
+    second = client.get(url + "?page=2").content.decode()
+    assert second.count('class="aligned-row') == 100  # rows 201 to 300 of 300
+    assert cache.get(f"{key}:200:2") is not None

@@ -147,3 +147,29 @@ def test_the_judging_stub_answers_the_rubric_or_a_429_to_every_nth_request(
         server.shutdown()
         server.server_close()
     assert (answer.verdict, answer.reasoning) == (verdict, reasoning)
+
+
+def test_the_evidence_trajectories_are_long_realistic_and_part_where_said() -> None:
+    from bench.evidence import COMMON_STEPS, STEPS, trajectory
+    from rewards import alignment
+
+    a, b = trajectory("a"), trajectory("b")
+    assert len(a["steps"]) == len(b["steps"]) == STEPS
+    assert a["steps"][:COMMON_STEPS] == b["steps"][:COMMON_STEPS]
+    assert trajectory("a") == a  # the same data on every database
+    outputs = [
+        len(step["observation"]["results"][0]["content"])
+        for step in a["steps"]
+        if "observation" in step
+    ]
+    assert min(outputs) >= 100
+    assert 300 < sorted(outputs)[len(outputs) // 2] < 5000
+    assert max(outputs) > 3000
+    assert 2_000_000 < len(json.dumps(a)) < 8_000_000
+    aligned = alignment.align(a, b)
+    # The first step of one side's own (step 1210) is the first divergence; every tenth
+    # step after it is each side's own too.
+    assert aligned.divergence == COMMON_STEPS + 9
+    kinds = [row.kind for row in aligned.rows]
+    assert kinds.count("same") > STEPS * 0.9
+    assert "changed" in kinds

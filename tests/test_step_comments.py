@@ -27,6 +27,7 @@ from review.models import (
     add_step_comment,
     resolve_target,
 )
+from review.pages import steps
 from review.pages.highlight import Range, Segment, highlight
 from rewards.models import Trial
 from tests import review_factories as f
@@ -248,6 +249,20 @@ def test_commenting_needs_a_login_a_reviewer_role_and_a_post(client: Client) -> 
     assert not StepComment.objects.exists()
 
 
+def test_a_chunk_of_steps_needs_a_login_a_browsing_role_and_a_get(client: Client) -> None:
+    trial = _trial()
+    url = f"/trials/{trial.pk}/steps/?at=1"
+    assert client.get(url).status_code == 302  # to the login page
+    f.login(client, "nobody")
+    assert client.get(url).status_code == 403
+    f.login(client, "ann", "analyst")
+    chunk = client.get(url).content.decode()
+    assert 'id="step-2"' in chunk
+    assert "step-comment-link" not in chunk  # an analyst does not comment
+    assert client.post(url).status_code == 405
+    assert client.get(f"/trials/{trial.pk + 1000}/steps/").status_code == 404
+
+
 def test_another_trials_comment_cannot_be_superseded(client: Client) -> None:
     trial, other = _trial("t-a"), _trial("t-b")
     rita = f.login(client, "rita", "reviewer")
@@ -324,26 +339,87 @@ def test_a_2000_step_trajectory_with_20_comments_reads_the_same_queries_as_a_bar
         add_step_comment(
             trial_id=long.pk,
             author=f.make_user(f"r{i}", "reviewer") if i % 2 else rita,
-            target=CommentTarget(i * 97 + 1, "message", quote="hello"),
+            # Steps 1, 2, 3, then 98, 195, … 1747.
+            target=CommentTarget(i + 1 if i < 3 else i * 97 + 1, "message", quote="hello"),
             text=f"comment {i}",
         )
     for trial in (long, bare):
         add_annotation(trial_id=trial.pk, reviewer=rita, judgment="pass")
-    # 1 the user, 2 their role groups, 3 the trial with its trajectory, 4 results, 5 the
-    # step comments with their authors (one query for the steps and the panel alike), 6
-    # scorers, 7 judge verdicts, 8 annotations with their reviewers, 9 the reviewer's
-    # discipline, 10 adjudications.
+    # 1 the user, 2 their role groups, 3 the trial with its trajectory (its steps then
+    # presented and kept), 4 results, 5 the step comments with their authors (one query
+    # for the steps and the panel alike), 6 scorers, 7 judge verdicts, 8 annotations with
+    # their reviewers, 9 the reviewer's discipline, 10 adjudications.
     with django_assert_num_queries(10):
+        first = client.get(f"/trials/{long.pk}/").content.decode()
+    # Later views: the roles and the presented steps are kept, the trajectory is not read.
+    with django_assert_num_queries(9) as queries:
         html = client.get(f"/trials/{long.pk}/").content.decode()
-    assert html.count('class="range-mark"') == 20
-    assert 'id="step-2000"' in html
-    # The same but 2: the user's roles are kept in the cache since the first page.
+    assert not any("trajectory" in q["sql"] for q in queries.captured_queries)
+    assert html.count('class="step ') == first.count('class="step ') == 50
+    # The first screen is the first chunk of steps, its three comments highlighted; the
+    # panel lists all 20; the next chunk is one link (htmx loads it when reached).
+    assert 'id="step-50"' in html
+    assert 'id="step-51"' not in html
+    assert html.count('class="range-mark"') == 3
+    assert html.count("data-step-link=") == 20
+    assert "Steps 51\N{EN DASH}100 of 2000" in html
+    assert f'hx-get="/trials/{long.pk}/steps/?tab=trajectory&amp;at=51"' in html
+    # The same as the bare trial's, its steps kept since its first view.
+    client.get(f"/trials/{bare.pk}/")
     with django_assert_num_queries(9):
         client.get(f"/trials/{bare.pk}/")
-    # The trajectory tab alone: 1 the user, 2 the trial with its trajectory, 3 the comments.
+    # The trajectory tab alone: 1 the user, 2 the trial, 3 the comments.
     with django_assert_num_queries(3):
         fragment = client.get(f"/trials/{long.pk}/?tab=trajectory", headers=HX)
-    assert fragment.content.decode().count('class="range-mark"') == 20
+    assert fragment.content.decode().count('class="range-mark"') == 3
+    # A later chunk, as htmx loads it: its steps, its comment and the link to the next.
+    with django_assert_num_queries(3):
+        chunk = client.get(f"/trials/{long.pk}/steps/?tab=trajectory&at=1701").content.decode()
+    assert chunk.lstrip().startswith('<li class="step')
+    assert 'id="step-1701"' in chunk
+    assert 'id="step-1750"' in chunk
+    assert 'id="step-1751"' not in chunk
+    assert chunk.count('class="range-mark"') == 1  # comment 18, on step 1747
+    assert "Steps 1751\N{EN DASH}1800 of 2000" in chunk
+    # The page opened at a step (a deep link past the first chunk): the chunk holding it.
+    at = client.get(f"/trials/{long.pk}/?at=1747").content.decode()
+    assert 'id="step-1747"' in at
+    assert 'id="step-1700"' not in at
+    assert "Steps 1651\N{EN DASH}1700" in at  # the previous chunk, a plain link
+
+
+def test_a_new_comment_shows_on_the_kept_chunk_of_steps(client: Client) -> None:
+    """The chunk's rendered steps are kept under its comments: a new one is another key."""
+    steps = [{"source": "agent", "message": f"step {i} says hello"} for i in range(120)]
+    trial = _trial("t-kept", {"steps": steps})
+    f.login(client, "rita", "reviewer")
+    url = f"/trials/{trial.pk}/?tab=trajectory&at=60"
+    assert 'class="range-mark"' not in client.get(url).content.decode()
+    assert (
+        _post(client, trial, step=60, part="message", text="Seen.", quote="hello").status_code
+        == 302
+    )
+    html = client.get(url).content.decode()
+    assert html.count('class="range-mark"') == 1
+    assert "Seen." in html
+    # A trial stored again is presented again: its steps are another key.
+    Trial.objects.filter(pk=trial.pk).update(content_digest="stored-again")
+    assert 'id="step-60"' in client.get(url).content.decode()
+
+
+def test_a_comment_past_the_first_chunk_redirects_to_its_chunk(client: Client) -> None:
+    steps = [{"source": "agent", "message": f"step {i} says hello"} for i in range(120)]
+    trial = _trial("t-far", {"steps": steps})
+    f.login(client, "rita", "reviewer")
+    response = _post(client, trial, step=101, part="message", text="Far.")
+    assert response.status_code == 302
+    assert "at=101" in response["Location"]
+    assert response["Location"].endswith("#step-101")
+    assert "Far." in client.get(response["Location"]).content.decode()
+    # With htmx: the tab comes back on the chunk holding the step.
+    fragment = _post(client, trial, HX, step=102, part="message", text="Farther.")
+    assert 'id="step-102"' in fragment.content.decode()
+    assert "Farther." in fragment.content.decode()
 
 
 # --- blind review -----------------------------------------------------------------------------
@@ -472,3 +548,16 @@ def test_the_api_lists_and_adds_step_comments_checked_like_the_page(client: Clie
     )
     bundle = call(client, "get", f"/api/trials/{trial.pk}", analyst).json()["bundle"]
     assert len(bundle["step_comments"]) == 3
+
+
+def test_a_running_trials_steps_are_read_anew_on_every_view(client: Client) -> None:
+    """Its trajectory grows: its presented steps are never kept."""
+    trial = f.make_trial(name="t-running", status="running", detail={"trajectory": TRAJECTORY})
+    f.login(client, "ann", "analyst")
+    assert 'id="step-2"' in client.get(f"/trials/{trial.pk}/").content.decode()
+    assert steps.kept_head(trial.pk) is None
+    finished = _trial("t-finished")
+    client.get(f"/trials/{finished.pk}/")
+    head = steps.kept_head(finished.pk)
+    assert head is not None
+    assert head.total_steps == 2

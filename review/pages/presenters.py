@@ -465,55 +465,96 @@ class Trajectory:
     unreadable: str = ""  # the raw text when the trajectory has no steps we can read
 
 
-def _step_parts(step: Mapping[str, Any], number: int, marks: Marks) -> list[StepPart]:
+def _step_parts(step: Mapping[str, Any]) -> list[StepPart]:
     parts = []
     seen: dict[str, int] = {}
-    for position, part in enumerate(reports.step_parts(step)):
+    for part in reports.step_parts(step):
         shown, cut = clip(part.text)
         ordinal = seen.get(part.kind, 0)
         seen[part.kind] = ordinal + 1
-        ranges = tuple(
-            highlight.Range(start, end, CITED_REF, "cited by the judge")
-            for start, end in marks.get((number, position), [])
-        )
-        segments = tuple(highlight.highlight(shown, ranges)) if ranges else ()
-        parts.append(
-            StepPart(part.kind, part.label, shown, cut, part.name, ordinal, ranges, segments)
-        )
+        parts.append(StepPart(part.kind, part.label, shown, cut, part.name, ordinal))
     return parts
+
+
+@dataclass(frozen=True)
+class Presented:
+    """Every step of a trajectory with all its parts, nothing filtered or marked yet: what
+    the trial page keeps (`review.pages.steps`) and `shown` narrows to a filter."""
+
+    steps: list[Step]
+    counts: dict[str, int] = field(default_factory=dict)
+    total_steps: int = 0
+    schema: str = ""
+    unreadable: str = ""
+
+
+def presented(raw: Any) -> Presented:
+    """ATIF steps (user, agent, system) broken into parts."""
+    if raw is None:
+        return Presented(steps=[])
+    steps_raw = reports.steps(raw)
+    if steps_raw is None:
+        shown, _ = clip(as_text(raw))
+        return Presented(steps=[], unreadable=shown)
+    counts = dict.fromkeys(reports.STEP_PART_KINDS, 0)
+    steps = []
+    for index, item in enumerate(steps_raw, start=1):
+        parts = _step_parts(item)
+        for part in parts:
+            counts[part.kind] = counts.get(part.kind, 0) + 1
+        steps.append(
+            Step(
+                number=as_text(item.get("step_id", index)),
+                source=as_text(item.get("source", "")),
+                timestamp=as_text(item.get("timestamp", "")),
+                model=as_text(item.get("model_name", "")),
+                parts=parts,
+                index=index,
+            )
+        )
+    schema = as_text(raw.get("schema_version", "")) if isinstance(raw, Mapping) else ""
+    return Presented(steps=steps, counts=counts, total_steps=len(steps_raw), schema=schema)
+
+
+def shown(steps: Iterable[Step], kinds: Sequence[str], marks: Marks | None = None) -> list[Step]:
+    """Presented steps keeping only the parts of `kinds` (a step with none left is left
+    out), the ranges in `marks` (a cited fact check's quotes, by step and part position)
+    marked."""
+    wanted = set(kinds)
+    found = []
+    for step in steps:
+        parts = step.parts
+        if marks:
+            parts = [
+                _marked(part, marks.get((step.index, position), []))
+                for position, part in enumerate(parts)
+            ]
+        visible = [p for p in parts if p.kind in wanted]
+        if visible:
+            found.append(replace(step, parts=visible, cited=any(p.marks for p in visible)))
+    return found
+
+
+def _marked(part: StepPart, ranges: Sequence[tuple[int, int]]) -> StepPart:
+    if not ranges:
+        return part
+    marks = tuple(
+        highlight.Range(start, end, CITED_REF, "cited by the judge") for start, end in ranges
+    )
+    return replace(part, marks=marks, segments=tuple(highlight.highlight(part.text, marks)))
 
 
 def trajectory(raw: Any, kinds: Sequence[str], marks: Marks | None = None) -> Trajectory:
     """ATIF steps (user, agent, system) broken into parts, keeping only `kinds`; the
     ranges in `marks` (a cited fact check's quotes) are marked."""
-    if raw is None:
-        return Trajectory(steps=[])
-    steps_raw = reports.steps(raw)
-    if steps_raw is None:
-        shown, _ = clip(as_text(raw))
-        return Trajectory(steps=[], unreadable=shown)
-    wanted = set(kinds)
-    counts = dict.fromkeys(reports.STEP_PART_KINDS, 0)
-    steps = []
-    for index, item in enumerate(steps_raw, start=1):
-        parts = _step_parts(item, index, marks or {})
-        for part in parts:
-            counts[part.kind] = counts.get(part.kind, 0) + 1
-        visible = [p for p in parts if p.kind in wanted]
-        if visible:
-            steps.append(
-                Step(
-                    number=as_text(item.get("step_id", index)),
-                    source=as_text(item.get("source", "")),
-                    timestamp=as_text(item.get("timestamp", "")),
-                    model=as_text(item.get("model_name", "")),
-                    parts=visible,
-                    index=index,
-                    cited=any(p.marks for p in visible),
-                )
-            )
-    schema = as_text(raw.get("schema_version", "")) if isinstance(raw, Mapping) else ""
-    return Trajectory(steps=steps, counts=counts, total_steps=len(steps_raw), schema=schema)
+    whole = presented(raw)
+    return Trajectory(
+        steps=shown(whole.steps, kinds, marks),
+        counts=whole.counts,
+        total_steps=whole.total_steps,
+        schema=whole.schema,
+        unreadable=whole.unreadable,
+    )
 
 
 def with_comments(trajectory: Trajectory, comments: Sequence[StepComment]) -> Trajectory:

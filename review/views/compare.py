@@ -86,7 +86,8 @@ def _aligned_context(request: HttpRequest, a: Trial, b: Trial) -> dict[str, Any]
     divergence_page = divergence // ALIGNED_ROWS_PER_PAGE + 1 if divergence is not None else None
     return {
         "aligned": head,
-        "aligned_rows": page.rows,
+        # Read when the page's kept rendering is missing: a callable the template calls.
+        "aligned_rows": lambda: page.rows,
         "aligned_page": page.number,
         "aligned_pages": head.pages(ALIGNED_ROWS_PER_PAGE),
         # The divergence's position among this page's rows (None when it is on another page).

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -41,7 +41,7 @@ from review.models import (
     add_annotation,
     add_step_comment,
 )
-from review.pages import presenters
+from review.pages import presenters, steps
 from review.pages.integrity import integrity_context
 from review.pages.navigation import TrialNav, trial_url
 from review.roles import (
@@ -52,6 +52,7 @@ from review.roles import (
     can_ingest,
 )
 from rewards import reports
+from rewards.cache import fingerprint
 from rewards.ingest.files import ArtifactError
 from rewards.ingest.trial_files import TrialFolder, TrialFolderGone, step_order
 from rewards.models import (
@@ -67,6 +68,7 @@ TEMPLATE = "review/trial.html"
 
 # What each tab reads from the trial's blob table; nothing else of it is loaded.
 TAB_DETAIL_FIELDS = {
+    # Left out when its steps are kept presented (review.pages.steps).
     "trajectory": ("trajectory",),
     "diff": ("workspace_diff",),
     "output": ("command", "exit_code", "stdout_tail", "stderr_tail", "final_response"),
@@ -107,7 +109,8 @@ def _get_trial_for(
     `around`, the trial's neighbours in that filter (`previous_id`, `next_id`) are read
     in the same SELECT, as two keyset subqueries. With `tab`, so are that tab's blobs and
     the ingestion problems (`trial.detail`, a LEFT JOIN on the one-to-one row; nothing else
-    of it is loaded).
+    of it is loaded), but for the trajectory's tab not the trajectory when its presented
+    steps are kept (review.pages.steps).
     """
     if not can_browse(request.user):
         raise PermissionDenied
@@ -118,12 +121,18 @@ def _get_trial_for(
     )
     if around is not None and not around.sorts_by_name:
         queryset = queryset.annotate(**around.neighbours())
+    kept = steps.kept_head(pk) if tab == "trajectory" else None
     if tab is not None:
         wanted = {*TAB_DETAIL_FIELDS[tab], "ingest_problems"}
+        if kept is not None:
+            wanted.discard("trajectory")
         queryset = queryset.select_related("detail").defer(
             *(f"detail__{name}" for name in DETAIL_BLOBS - wanted)
         )
     trial = get_object_or_404(queryset, pk=pk)
+    # The kept head of its presented steps, found before the trial was read
+    # (`steps_window`): its trajectory is read only if that head is not this version's.
+    setattr(trial, "kept_steps", kept)  # noqa: B010
     if around is not None and around.sorts_by_name:
         # As `neighbours()` annotates them for the other sorts.
         previous_id, next_id = around.neighbour_ids(trial)
@@ -171,8 +180,10 @@ def _tab_context(
     state: TrialPageForm,
     nav: TrialNav,
     comments: Sequence[StepComment] = (),
+    window: Opened | None = None,
 ) -> dict[str, Any]:
-    """The open tab's context; the trajectory shows `comments` beside their steps."""
+    """The open tab's context; the trajectory shows `comments` beside their steps (its
+    chunk of steps, `window`, read here unless the view read it already)."""
     tab = state.current_tab
     detail = _detail_of(trial)
     page_url = reverse("review:trial-detail", args=[trial.pk])
@@ -184,23 +195,8 @@ def _tab_context(
         "exception_url": nav.tab_url(page_url, "exception"),
     }
     if tab == "trajectory":
-        kinds = state.step_kinds
-        cited = state.cited
-        marks = cited_marks(trial, *cited) if cited else None
-        trajectory = presenters.with_comments(
-            presenters.trajectory(detail.trajectory if detail else None, kinds, marks), comments
-        )
-        context["trajectory"] = trajectory
+        context.update(_trajectory_context(trial, state, nav, comments, window))
         context["agent_logs_url"] = nav.tab_url(page_url, "agent-logs")
-        context["step_filters"] = [
-            {
-                "value": value,
-                "label": label,
-                "checked": value in kinds,
-                "count": trajectory.counts.get(value, 0),
-            }
-            for value, label in STEP_KIND_CHOICES
-        ]
     elif tab == "diff":
         context["diff"] = presenters.diff(detail.workspace_diff if detail else "")
     elif tab == "exception":
@@ -220,14 +216,97 @@ def _tab_context(
     return context
 
 
-def opening_tab(trial: Trial) -> str:
+# Steps shown at once: the first screen, and each chunk loaded when the reader gets there.
+STEPS_PER_CHUNK = 50
+
+
+def _raw_trajectory(trial: Trial) -> Callable[[], Any]:
+    def read() -> Any:
+        # Read with the trial, unless its kept steps left it out: then a query (deferred).
+        detail = _detail_of(trial)
+        return detail.trajectory if detail else None
+
+    return read
+
+
+# A chunk of steps and the followed citation's marks (read once for the chunk's choice).
+Opened = tuple[steps.Window, presenters.Marks | None]
+
+
+def steps_window(trial: Trial, state: TrialPageForm, step: int | None = None) -> Opened:
+    """The chunk of the trajectory's steps the page shows: the one holding `step`, else
+    `?at=`, else the followed citation's first step, else the step the comment form is
+    opened on, else the first."""
+    cited = state.cited
+    marks = cited_marks(trial, *cited) if cited else None
+    at = (
+        step
+        or state.at_step
+        or (min(number for number, _ in marks) if marks else state.commenting_step)
+    )
+    head: steps.Head | None = getattr(trial, "kept_steps", None)
+    window = steps.window(trial, _raw_trajectory(trial), at, STEPS_PER_CHUNK, head)
+    return window, marks
+
+
+def _trajectory_context(
+    trial: Trial,
+    state: TrialPageForm,
+    nav: TrialNav,
+    comments: Sequence[StepComment],
+    opened: Opened | None = None,
+) -> dict[str, Any]:
+    """The trajectory's chunk of steps with their comments, the links to the chunks either
+    side, and what the rendered chunk is kept under."""
+    window, marks = opened or steps_window(trial, state)
+    kinds = state.step_kinds
+    trajectory = steps.ShownChunk(window, kinds, marks, comments)
+    page_url = reverse("review:trial-detail", args=[trial.pk])
+    query = nav.page_query
+    query["tab"] = "trajectory"
+    if state.is_filtered:
+        query["filtered"] = "1"
+        query.setlist("show", kinds)
+    if state.cited:
+        query["cite"] = "{}.{}".format(*state.cited)
+
+    def at(step: int | None, fragment: bool = False) -> str:
+        if step is None:
+            return ""
+        query["at"] = str(step)
+        if fragment:
+            return f"{reverse('review:trial-steps', args=[trial.pk])}?{query.urlencode()}"
+        return f"{page_url}?{query.urlencode()}#step-{step}"
+
+    return {
+        "trajectory": trajectory,
+        "steps_window": window,
+        "steps_next_url": at(window.next_step),
+        "steps_next_fragment_url": at(window.next_step, fragment=True),
+        "steps_next_last": min(window.last + STEPS_PER_CHUNK, window.head.total_steps),
+        "steps_previous_url": at(window.previous_step),
+        # What the chunk's rendering shows (its links aside: the template adds them).
+        "steps_fingerprint": fingerprint(
+            window.head.key, window.number, kinds, state.cited, [c.pk for c in trajectory.comments]
+        ),
+        "step_filters": [
+            {
+                "value": value,
+                "label": label,
+                "checked": value in kinds,
+                "count": trajectory.counts.get(value, 0),
+            }
+            for value, label in STEP_KIND_CHOICES
+        ],
+    }
+
+
+def opening_tab(trial: Trial, window: steps.Window) -> str:
     """The tab a trial page opens on when none was asked for: the trajectory, or, for a
     trial without one (half of Harbor's trials), the agent's logs, else Harbor's trial log,
-    so the page opens on evidence. The trial was read with the trajectory's tab blobs; the
-    logs come from its folder, no row more."""
-    detail = _detail_of(trial)
-    raw = detail.trajectory if detail else None
-    if raw is not None and reports.steps(raw) != []:
+    so the page opens on evidence. `window` is the trajectory's first chunk (kept, or read
+    with the trial); the logs come from its folder, no row more."""
+    if window.head.total_steps or window.head.unreadable:
         return DEFAULT_TAB  # steps, or something to show as it is
     try:
         folder = TrialFolder(trial.source_path, step_order=step_order(trial.timings))
@@ -290,6 +369,8 @@ def _comment_form_context(
     action = reverse("review:step-comment", args=[trial.pk])
     return {
         "comment_form": form,
+        # What an unbound form's fields show: their kept rendering's key.
+        "comment_fields_key": None if form.is_bound else fingerprint(sorted(form.initial.items())),
         "comment_url": f"{action}?{nav.annotate_url_query}",
         # The steps' plain "Comment" links: the page again, its form set to that step.
         "comment_query": f"{page_query.urlencode()}&",
@@ -322,11 +403,15 @@ def _annotations_context(
         "annotations": annotations,
         "verdicts": adjudication.verdicts(trial, annotations) if reviewed else [],
         "annotation_form": form if allowed else None,
+        "annotation_fields_key": fingerprint(sorted(form.initial.items()))
+        if allowed and form is not None and not form.is_bound
+        else None,
         "guide": guidelines.guide(request.user, TrialFilterForm(nav.filters)) if allowed else None,
         "can_annotate": allowed,
         "saved": saved,
         "nav": nav,
         "step_comments": comments,
+        "step_comments_fingerprint": fingerprint([c.pk for c in comments]),
         "superseded_comments": {c.supersedes_id for c in comments if c.supersedes_id},
         "steps_url": nav.tab_url(reverse("review:trial-detail", args=[trial.pk]), "trajectory"),
     }
@@ -390,6 +475,7 @@ def _page_context(
     nav: TrialNav,
     form: AnnotationForm | None = None,
     comment_form: StepCommentForm | None = None,
+    window: Opened | None = None,
 ) -> dict[str, Any]:
     results = results_of(trial.pk)
     comments = step_comments_of(trial.pk)
@@ -399,7 +485,7 @@ def _page_context(
     # there is no verdict (no error tag) to read.
     verdicts = verdicts_of(trial.pk) if trial.judge_verdict else []
     judge = verdicts[0] if verdicts else None
-    tabs = _tab_context(trial, state, nav, comments)
+    tabs = _tab_context(trial, state, nav, comments, window)
     return {
         "trial": trial,
         "job": trial.job,
@@ -459,8 +545,10 @@ def trial_detail(request: HttpRequest, pk: int) -> HttpResponse:
     filters = TrialFilterForm(request.GET)
     state = TrialPageForm(request.GET)
     trial = _get_trial_for(request, pk, around=filters, tab=state.current_tab)
+    window = None
     if not state.tab_chosen:
-        state.opening_tab = opening_tab(trial)
+        window = steps_window(trial, state)
+        state.opening_tab = opening_tab(trial, window[0])
     nav = TrialNav.of(filters, state, trial)
     if wants_fragment(request):
         # The tabs are the page's only htmx GET: swap the tab strip and its panel, and the
@@ -468,13 +556,32 @@ def trial_detail(request: HttpRequest, pk: int) -> HttpResponse:
         comments = step_comments_of(trial.pk) if state.current_tab == "trajectory" else []
         context = {
             "trial": trial,
-            **_tab_context(trial, state, nav, comments),
+            **_tab_context(trial, state, nav, comments, window),
             **_comment_form_context(request, trial, state, nav, comments=comments),
         }
         tabs = render_to_string(f"{TEMPLATE}#tabs", context, request)
         links = render_to_string(f"{TEMPLATE}#trial-nav", {**context, "oob": True}, request)
         return HttpResponse(tabs + links)
-    return render(request, TEMPLATE, _page_context(request, trial, state, nav))
+    return render(request, TEMPLATE, _page_context(request, trial, state, nav, window=window))
+
+
+@require_GET
+@login_required
+@browse_required
+def trial_steps(request: HttpRequest, pk: int) -> HttpResponse:
+    """A chunk of the trajectory's steps (`?at=` its first), as the trial page's list ends
+    with them, and the link to the next: what the page loads when its reader gets there."""
+    state = TrialPageForm(request.GET)
+    trial = _get_trial_for(request, pk, tab="trajectory")
+    nav = TrialNav.of(TrialFilterForm(request.GET), state, trial)
+    comments = step_comments_of(trial.pk)
+    context = {
+        "trial": trial,
+        **_trajectory_context(trial, state, nav, comments),
+        **_comment_form_context(request, trial, state, nav, comments=comments),
+    }
+    context["steps"] = context["trajectory"].steps
+    return render(request, "review/includes/trajectory_steps.html#step-items", context)
 
 
 @require_GET
@@ -631,6 +738,7 @@ def step_comment(request: HttpRequest, pk: int) -> HttpResponse:
         messages.success(request, "Comment saved.")
         query = nav.page_query
         query["tab"] = "trajectory"
+        query["at"] = str(comment.step)  # the chunk of steps holding it
         return HttpResponseRedirect(trial_url(trial, f"step-{comment.step}", query))
     if not fragment:
         page = _page_context(request, trial, state, nav, comment_form=form)
@@ -638,9 +746,11 @@ def step_comment(request: HttpRequest, pk: int) -> HttpResponse:
     # htmx: the trajectory tab again (the comment beside its step, or the form's errors) and
     # the annotations panel's list out of band.
     comments = step_comments_of(trial.pk)
+    # The chunk of steps holding the step commented on.
+    step = comment.step if comment else form.cleaned_data.get("step") if form.is_bound else None
     context = {
         "trial": trial,
-        **_tab_context(trial, state, nav, comments),
+        **_tab_context(trial, state, nav, comments, steps_window(trial, state, step)),
         **_comment_form_context(request, trial, state, nav, None if comment else form),
     }
     tabs = render_to_string(f"{TEMPLATE}#tabs", context, request)

@@ -22,14 +22,23 @@
     return true;
   }
 
-  // #step-N on a page whose open tab is not the trajectory: open it, keeping the hash.
+  // #step-N on a page whose open tab is not the trajectory, or whose trajectory shows another
+  // chunk of steps (review.pages.steps): open the trajectory at that step, keeping the hash.
   function followStepHash() {
     var number = stepFromHash();
     if (!number || showStep(number)) return;
     var tab = document.querySelector("a[data-tab='trajectory']");
-    if (tab && tab.getAttribute("aria-current") !== "page") {
-      window.location.assign(tab.href.split("#")[0] + "#step-" + number);
+    if (!tab) return;
+    var url = new URL(tab.href, window.location.href);
+    if (tab.getAttribute("aria-current") === "page") {
+      // The trajectory is open: ask for the chunk holding the step, once.
+      var here = new URL(window.location.href);
+      if (here.searchParams.get("at") === number) return;
+      url = here;
     }
+    url.searchParams.set("at", number);
+    url.hash = "step-" + number;
+    window.location.assign(url.toString());
   }
 
   if (document.readyState === "loading") {

@@ -87,9 +87,21 @@ def test_a_range_selected_in_a_step_is_commented_highlighted_and_deep_linked(
 
     # A deep link from another tab opens the trajectory and scrolls to the step.
     b.goto(f"/trials/{trial.pk}/?tab=diff#step-40")
-    page.wait_for_url("**tab=trajectory#step-40")
+    page.wait_for_url("**tab=trajectory&at=40#step-40")
     page.locator("#step-40.step-target").wait_for()
     assert page.evaluate(IN_VIEW, "step-40")
     assert page.locator("#step-40 mark.range-mark").inner_text() == "case39"
+
+    # The page shows 50 steps at first; the next ones load when the list's end is reached.
+    b.goto(f"/trials/{trial.pk}/")
+    assert page.locator("#step-51").count() == 0
+    page.locator("li.steps-more").scroll_into_view_if_needed()
+    page.locator("#step-60").wait_for()
+    assert page.locator("li.steps-more").count() == 0
+    # A deep link to a step past the first 50 opens the steps holding it.
+    b.goto(f"/trials/{trial.pk}/?tab=trajectory#step-55")
+    page.wait_for_url("**at=55#step-55")
+    page.locator("#step-55.step-target").wait_for()
+    assert page.evaluate(IN_VIEW, "step-55")
     assert b.dialogs == []
     assert b.problems == []
