@@ -51,9 +51,10 @@ process makes (a job saved, an ingest) reaches them all.
   is recorded (review.defects.record) and when a finding is confirmed or dismissed
   (review.models.review_finding); kept at most `LEFT_OUT_TTL`.
 - `template.cache.<fragment>.*`: page fragments kept by `{% cache %}` under what they show:
-  the explorer's rows (their values and links), agreement's report, a job's figures and
-  compare's job pickers, each under `fingerprint` of its data or the rows themselves, so a
-  change is another key and nothing needs dropping; kept 600 s.
+  the explorer's rows (their values and links), agreement's sections (each comparison, the
+  reviewer pairs), a job's figures and compare's job pickers, each under `fingerprint` of
+  its data or the rows themselves, so a change is another key and nothing needs dropping;
+  kept 600 s.
 - `template.cache.trajectory-steps.*`, `.step-comment-list.*`, `.step-comment-fields.*`: the
   trial page's rendered chunk of steps (under its kept steps' key, the filter, the followed
   citation and the ids of the chunk's comments, with the links' query and the user, whose

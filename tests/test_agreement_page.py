@@ -303,3 +303,30 @@ def test_hostile_names_are_escaped_on_the_agreement_page(client: Client) -> None
     html = client.get("/agreement/").content.decode()
     assert "<script>window.__pwned" not in html
     assert "&lt;script&gt;window.__pwned" in html
+
+
+def test_a_section_keeps_its_key_until_its_counts_change(
+    trials: dict[str, Any], reviewers: tuple[User, User]
+) -> None:
+    rita, sam = reviewers
+
+    def keys() -> tuple[dict[str, str], str, int]:
+        report = agreement.report(TrialFilterForm(QueryDict()))
+        sections = {result.comparison.key: key for result, key in report.sections}
+        return sections, report.reviewers_fingerprint, report.defers
+
+    before, pairs_before, defers = keys()
+    assert len(set(before.values())) == 3
+    # rita defers on t6: a defer abstains, so no matrix changes (only the summary's count).
+    add_annotation(trial_id=trials["t6"].pk, reviewer=rita, judgment="defer")
+    after, pairs_after, more_defers = keys()
+    assert (after, pairs_after, more_defers) == (before, pairs_before, defers + 1)
+    # She passes it: every gate decided t6, so every comparison's section changes; t6 has
+    # one reviewer, so the pairs keep their key.
+    add_annotation(trial_id=trials["t6"].pk, reviewer=rita, judgment="pass")
+    passed, pairs_passed, _ = keys()
+    assert all(passed[key] != after[key] for key in after)
+    assert pairs_passed == pairs_after
+    # sam judges it too: now a pair's trial.
+    add_annotation(trial_id=trials["t6"].pk, reviewer=sam, judgment="fail")
+    assert keys()[1] != pairs_passed

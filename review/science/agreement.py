@@ -336,11 +336,22 @@ class Report:
     left_out: int = 0
 
     @cached_property
-    def fingerprint(self) -> str:
-        """Everything the page shows of the report, as a cache key for its HTML: every count,
-        label and link (each field, nested, in its repr); κ and its interval follow from the
-        counts."""
-        return fingerprint(self)
+    def sections(self) -> list[tuple[ComparisonResult, str]]:
+        """Each comparison with the cache key of its HTML: everything its section shows
+        (every count, label and link of its matrices, each field nested in its repr), the
+        breakdown, and the reviewer pairs (κ's intervals follow from the counts and from
+        which trials were judged more than once, which the pairs count). A new judgment
+        re-renders the sections whose counts it changed; the others are kept."""
+        return [
+            (result, fingerprint(result, self.dimension, self.reviewers))
+            for result in self.comparisons
+        ]
+
+    @cached_property
+    def reviewers_fingerprint(self) -> str:
+        """The cache key of the reviewer pairs' HTML: their counts, names and links (a pair's
+        κ interval follows from its counts, every count one trial)."""
+        return fingerprint(self.reviewers)
 
 
 # --- links ----------------------------------------------------------------------------------
