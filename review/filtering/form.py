@@ -18,6 +18,7 @@ from django.db.models.lookups import IsNull
 from django.http import QueryDict
 
 from review.filtering.fields import (
+    JOB_FIELDS,
     JUDGED_NESTED,
     JobChoices,
     JobField,
@@ -142,7 +143,7 @@ class TrialFilterForm(forms.Form):
         ),
     )
     job = JobField(
-        queryset=Job.objects.only("id", "name").order_by("-id"),
+        queryset=Job.objects.only(*JOB_FIELDS).order_by("-id"),
         required=False,
         empty_label="All jobs",
     )

@@ -57,8 +57,12 @@ def explorer(request: HttpRequest) -> HttpResponse:
     job = form.filtered_job
     if job is not None and not page.is_continuation:
         # The list of a running job's trials asks again every few seconds (its rows only,
-        # never the forms around them): one EXISTS on the few unfinished trials' index.
-        context["live"] = Job.objects.running().filter(pk=job.pk).exists()
+        # never the forms around them). A finished job is not running (`Job.is_running`):
+        # the filter loaded its end, so only an unfinished one costs a query, one EXISTS on
+        # the few unfinished trials' index.
+        context["live"] = (
+            job.finished_at is None and Job.objects.running().filter(pk=job.pk).exists()
+        )
         context["live_url"] = with_query(reverse("review:explorer"), encoded)
     if count is not None and count.exact == 0 and not form.is_filtered and not job_choices():
         # An empty database: how to bring trials in, not an explorer of nothing. (A job
