@@ -38,8 +38,11 @@ def explorer(request: HttpRequest) -> HttpResponse:
     after += f"?{encoded}" if encoded else ""
     for row in page.rows:
         row["url"] = f"{before}{row['id']}{after}"
+    # A running job's rows asking again: the rows alone, without the count above them.
+    polled = wants_fragment(request) and request.htmx.target == "trial-rows"
     # Counted for a first page only: scrolling on appends rows under the same count.
-    count = None if page.is_continuation else counting.matching(form, Trial.objects.all())
+    counted = not (page.is_continuation or polled)
+    count = counting.matching(form, Trial.objects.all()) if counted else None
     context = {
         "form": form,
         "page": page,
@@ -71,7 +74,7 @@ def explorer(request: HttpRequest) -> HttpResponse:
         return render(request, "review/welcome.html", context)
     if not wants_fragment(request):
         return render(request, "review/explorer.html", context)
-    if request.htmx.target == "trial-rows" and not page.is_continuation:
+    if polled and not page.is_continuation:
         return render(request, "review/explorer.html#live-rows", context)
     if page.is_continuation:
         # Scrolling on: the next rows, appended; the URL stays on the filter.
