@@ -39,9 +39,10 @@ process makes (a job saved, an ingest) reaches them all.
   is recorded (review.defects.record) and when a finding is confirmed or dismissed
   (review.models.review_finding); kept at most `LEFT_OUT_TTL`.
 - `template.cache.<fragment>.*`: page fragments kept by `{% cache %}` under what they show:
-  the explorer's rows (their values and links), agreement's report, a job's figures and
-  compare's job pickers, each under `fingerprint` of its data or the rows themselves, so a
-  change is another key and nothing needs dropping; kept 600 s.
+  the explorer's rows (their values, the filter their links carry and the next page's
+  cursor), agreement's report, a job's figures and compare's job pickers, each under
+  `fingerprint` of its data, so a change is another key and nothing needs dropping; kept
+  600 s.
 - `template.cache.explorer-sidebar.*`: the explorer's filter sidebar (`{% cache %}` in
   review/explorer.html), keyed by the filter's values and the job choices above
   (`TrialFilterForm.sidebar_key`): a new list of jobs is a new key, so it needs no dropping.
