@@ -4,10 +4,14 @@ The jobs change only when a job is ingested or deleted, yet every explorer page 
 The newest `JOB_CHOICES_LIMIT` jobs by start (id, name, and a label naming the agent, model,
 dataset, size and state) are kept in the shared cache under
 `rewards.cache.JOB_CHOICES`, which names what drops them (a Job saved or deleted, jobs
-created by an ingest) and how long they are kept at most.
+created by an ingest) and how long they are kept at most. Each job's end (`finished_at`) is
+kept too: a job filter naming a finished job then knows, without a query, that it is not
+running.
 """
 
 from __future__ import annotations
+
+from datetime import datetime
 
 from django.core.cache import cache
 
@@ -33,17 +37,21 @@ def _label(name: str, facts: JobFacts, finished: bool) -> str:
     return " · ".join(parts)
 
 
-def _newest() -> list[tuple[str, str, str]]:
-    """(id, name, label) of the newest jobs by start, at most JOB_CHOICES_LIMIT + 1 of them:
-    two queries, then kept (one more than the limit, so that the select can tell it was cut)."""
-    newest: list[tuple[str, str, str]] | None = cache.get(JOB_CHOICES)
+type Newest = list[tuple[str, str, str, datetime | None]]
+
+
+def _newest() -> Newest:
+    """(id, name, label, finished_at) of the newest jobs by start, at most JOB_CHOICES_LIMIT
+    + 1 of them: two queries, then kept (one more than the limit, so that the select can tell
+    it was cut)."""
+    newest: Newest | None = cache.get(JOB_CHOICES)
     if newest is None:
         jobs = list(
             Job.objects.by_start().values_list("id", "name", "finished_at")[: JOB_CHOICES_LIMIT + 1]
         )
         facts = job_facts([pk for pk, _, _ in jobs])
         newest = [
-            (str(pk), name, _label(name, facts.get(pk, JobFacts()), finished is not None))
+            (str(pk), name, _label(name, facts.get(pk, JobFacts()), finished is not None), finished)
             for pk, name, finished in jobs
         ]
         cache.set(JOB_CHOICES, newest, JOB_CHOICES_TTL)
@@ -52,10 +60,10 @@ def _newest() -> list[tuple[str, str, str]]:
 
 def job_choices() -> list[tuple[str, str]]:
     """(id, label) of the newest jobs by start (`_newest`)."""
-    return [(pk, label) for pk, _, label in _newest()]
+    return [(pk, label) for pk, _, label, _ in _newest()]
 
 
-def newest_job_name(pk: str) -> str | None:
-    """The name of job `pk` (its id as the select writes it) when it is among the cached
-    newest jobs; None otherwise (an older job, or one not seen yet)."""
-    return next((name for value, name, _ in _newest() if value == pk), None)
+def newest_job(pk: str) -> tuple[str, datetime | None] | None:
+    """The name and end (`finished_at`) of job `pk` (its id as the select writes it) when it
+    is among the cached newest jobs; None otherwise (an older job, or one not seen yet)."""
+    return next(((name, finished) for value, name, _, finished in _newest() if value == pk), None)

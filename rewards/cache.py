@@ -14,8 +14,9 @@ process makes (a job saved, an ingest) reaches them all.
 - `roles:v1:<user id>` (`roles_key`): the user's role groups (review.roles), read once and
   then kept; dropped when the user's groups change (either side of the relation) and when a
   group is renamed or deleted; `ROLES_TTL` bounds what a write outside both leaves stale.
-- `jobs:newest:v2` (`JOB_CHOICES`): the newest jobs for the job <select>s (review.choices),
-  with their labels (agent, model, dataset, trial count, state).
+- `jobs:newest:v3` (`JOB_CHOICES`): the newest jobs for the job <select>s (review.choices),
+  with their labels (agent, model, dataset, trial count, state) and when each finished (a
+  filter by a finished job asks no "is it running?"; an ingest that finishes a job saves it).
   Derived from rows: dropped when a Job is saved or deleted, and by the ingest writer when it
   creates jobs in bulk (no signal then); `JOB_CHOICES_TTL` bounds what a write outside both
   leaves stale (SQL, the demo seed's bulk path).
@@ -51,10 +52,10 @@ process makes (a job saved, an ingest) reaches them all.
   is recorded (review.defects.record) and when a finding is confirmed or dismissed
   (review.models.review_finding); kept at most `LEFT_OUT_TTL`.
 - `template.cache.<fragment>.*`: page fragments kept by `{% cache %}` under what they show:
-  the explorer's rows (their values and links), agreement's sections (each comparison, the
-  reviewer pairs), a job's figures and compare's job pickers, each under `fingerprint` of
-  its data or the rows themselves, so a change is another key and nothing needs dropping;
-  kept 600 s.
+  the explorer's rows (their values, the filter their links carry and the next page's
+  cursor), agreement's sections (each comparison, the reviewer pairs), a job's figures and
+  compare's job pickers, each under `fingerprint` of its data, so a change is another key
+  and nothing needs dropping; kept 600 s.
 - `template.cache.trajectory-steps.*`, `.step-comment-list.*`, `.step-comment-fields.*`: the
   trial page's rendered chunk of steps (under its kept steps' key, the filter, the followed
   citation and the ids of the chunk's comments, with the links' query and the user, whose
@@ -200,7 +201,7 @@ def forget_roles_of_group(instance: Group, **kwargs: Any) -> None:
 
 
 # --- the newest jobs -------------------------------------------------------------------------
-JOB_CHOICES = "jobs:newest:v2"
+JOB_CHOICES = "jobs:newest:v3"
 JOB_CHOICES_TTL = 60
 
 

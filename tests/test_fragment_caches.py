@@ -31,6 +31,17 @@ def test_the_explorer_shows_a_changed_row_after_its_html_was_kept(client: Client
     assert agents(client.get("/").content.decode()) == ["other-agent"]
 
 
+def test_the_explorer_rows_kept_for_one_filter_link_with_the_filter_of_another(
+    client: Client,
+) -> None:
+    trial = f.make_trial(name="t-1", agent="alpha")
+    f.login(client, "ana", "analyst")
+    # The same rows under two filters: each page's links carry its own filter.
+    assert f'href="/trials/{trial.pk}/" title="t-1"' in client.get("/").content.decode()
+    filtered = client.get("/?agent=alpha").content.decode()
+    assert f'href="/trials/{trial.pk}/?agent=alpha" title="t-1"' in filtered
+
+
 def test_the_agreement_page_counts_an_annotation_made_after_it_was_kept(client: Client) -> None:
     trial = f.make_trial(name="t-1", judges=[f.judge("PASS")])
     rita = f.make_user("rita", "reviewer")

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
 from django.test import Client
 
 from review.filtering.paging import PAGE_SIZE
+from rewards.cache import forget_job_choices
 from rewards.models import Trial
 from rewards.schemas import IngestProblem
 from tests import review_factories as f
@@ -177,6 +179,40 @@ def test_the_explorer_runs_a_fixed_number_of_queries(
     # is not full, so the trials without a start are asked for too.
     job = Trial.objects.values_list("job_id", flat=True).first()
     _explorer_queries(client, django_assert_num_queries, f"/?job={job}&error_category=x", 5)
+
+
+def test_the_list_of_a_finished_job_asks_nothing_about_its_state(
+    client: Client, django_assert_num_queries: Callable[..., Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from review import choices
+
+    f.login(client, "rita", "reviewer")
+    ended = f.make_trial(job="ended").job
+    ended.finished_at = datetime(2026, 11, 1, tzinfo=UTC)
+    ended.save(update_fields=["finished_at"])  # as an ingest records a job's end
+    newer = f.make_trial(job="newer").job
+    assert client.get("/").status_code == 200  # the roles and the newest jobs, cached
+    # A job among the cached newest: they say when it finished, so a finished job is known
+    # not to be running without a query (`Job.is_running`): 1 the user, 2 the page of
+    # trials, 3 the trials without a start (the page is not full), 4 the count from the
+    # job's kept tallies.
+    with django_assert_num_queries(4):
+        html = client.get(f"/?job={ended.pk}").content.decode()
+    assert "<strong>1</strong> trial " in html
+    assert "data-live" not in html
+    # The newest job alone is kept now: the finished one is looked up, with its end (the
+    # same four and 5 the job).
+    monkeypatch.setattr(choices, "JOB_CHOICES_LIMIT", 0)
+    forget_job_choices()
+    assert choices.newest_job(str(newer.pk)) is not None
+    assert choices.newest_job(str(ended.pk)) is None
+    with django_assert_num_queries(5):
+        html = client.get(f"/?job={ended.pk}").content.decode()
+    assert f'<option value="{ended.pk}" selected>ended</option>' in html
+    assert "data-live" not in html
+    # A job without an end is asked whether it is running (see tests/test_live_pages.py).
+    with django_assert_num_queries(5):
+        assert client.get(f"/?job={newer.pk}").status_code == 200
 
 
 def test_the_job_select_is_cached_and_follows_jobs_being_added_and_deleted(

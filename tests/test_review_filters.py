@@ -481,3 +481,25 @@ def test_the_shared_job_queryset_is_never_evaluated_in_place() -> None:
     second = TrialFilterForm({"job": str(new.job_id)})
     assert second.is_valid(), second.errors
     assert second.cleaned_data["job"].pk == new.job_id
+
+
+def test_the_filters_options_are_shared_by_every_form_not_copied() -> None:
+    a = TrialFilterForm({})
+    b = TrialFilterForm({"disagreement": "human", "sort": "-reward", "overlap": "2"})
+    shared = [
+        name
+        for name, field in a.fields.items()
+        if isinstance(field, forms.ChoiceField) and not isinstance(field, forms.ModelChoiceField)
+    ]
+    assert len(shared) == 14
+    for name in shared:
+        mine, theirs = (cast(forms.ChoiceField, form.fields[name]) for form in (a, b))
+        assert mine is not theirs  # each form's own field
+        assert mine.choices is theirs.choices  # their options shared
+    # Options grouped or typed still validate and render as before.
+    assert b.is_valid(), b.errors
+    assert b.cleaned_data["overlap"] == 2
+    assert not TrialFilterForm({"sort": "nonsense"}).is_valid()
+    html = str(b["disagreement"])
+    assert '<optgroup label="Human vs automated">' in html
+    assert '<option value="human" selected>Any human disagreement</option>' in html

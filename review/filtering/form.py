@@ -18,7 +18,10 @@ from django.db.models.lookups import IsNull
 from django.http import QueryDict
 
 from review.filtering.fields import (
+    JOB_FIELDS,
     JUDGED_NESTED,
+    FixedChoiceField,
+    FixedChoices,
     JobChoices,
     JobField,
     JudgedField,
@@ -142,7 +145,7 @@ class TrialFilterForm(forms.Form):
         ),
     )
     job = JobField(
-        queryset=Job.objects.only("id", "name").order_by("-id"),
+        queryset=Job.objects.only(*JOB_FIELDS).order_by("-id"),
         required=False,
         empty_label="All jobs",
     )
@@ -163,28 +166,28 @@ class TrialFilterForm(forms.Form):
         label="Reward ≤",
         widget=forms.NumberInput(attrs={"step": "0.01"}),
     )
-    validity = forms.ChoiceField(choices=VALIDITY_CHOICES, required=False)
-    scorer_verdict = forms.ChoiceField(choices=SCORER_CHOICES, required=False, label="Scorers")
-    judge_verdict = forms.ChoiceField(choices=JUDGE_CHOICES, required=False, label="Judge")
-    run_badge = forms.ChoiceField(choices=RUN_CHOICES, required=False, label="Run")
-    human_judgment = forms.ChoiceField(choices=HUMAN_CHOICES, required=False, label="Human")
+    validity = FixedChoiceField(choices=VALIDITY_CHOICES, required=False)
+    scorer_verdict = FixedChoiceField(choices=SCORER_CHOICES, required=False, label="Scorers")
+    judge_verdict = FixedChoiceField(choices=JUDGE_CHOICES, required=False, label="Judge")
+    run_badge = FixedChoiceField(choices=RUN_CHOICES, required=False, label="Run")
+    human_judgment = FixedChoiceField(choices=HUMAN_CHOICES, required=False, label="Human")
     # What a job's review-progress bar links to: trials reviewed by the end of that day.
     reviewed_by = forms.DateField(
         required=False,
         label="Reviewed by (day)",
         widget=forms.DateInput(attrs={"type": "date"}, format="%Y-%m-%d"),
     )
-    disagreement = forms.ChoiceField(choices=DISAGREEMENT_CHOICES, required=False)
+    disagreement = FixedChoiceField(choices=DISAGREEMENT_CHOICES, required=False)
     # Reward-integrity findings (rewards.integrity): where the trial's stand.
-    integrity = forms.ChoiceField(choices=INTEGRITY_CHOICES, required=False, label="Integrity")
+    integrity = FixedChoiceField(choices=INTEGRITY_CHOICES, required=False, label="Integrity")
     failure_mode = forms.CharField(required=False, max_length=255, label="Failure mode")
     error_category = forms.CharField(required=False, max_length=255, label="Error category")
-    problems = forms.ChoiceField(choices=PROBLEM_CHOICES, required=False, label="Ingestion")
+    problems = FixedChoiceField(choices=PROBLEM_CHOICES, required=False, label="Ingestion")
     # Agreement filters: what the agreement page's cells link to.
     source = forms.CharField(required=False, max_length=255, label="Task source")
-    outcome = forms.ChoiceField(choices=OUTCOME_CHOICES, required=False, label="Verifier outcome")
+    outcome = FixedChoiceField(choices=OUTCOME_CHOICES, required=False, label="Verifier outcome")
     judge_model = forms.CharField(required=False, max_length=255, label="Judge model")
-    reviewer_judgment = forms.ChoiceField(
+    reviewer_judgment = FixedChoiceField(
         choices=REVIEWER_JUDGMENT_CHOICES, required=False, label="A reviewer's latest judgment"
     )
     # Repeated: every condition holds. What a reviewer pair's cells link to.
@@ -193,19 +196,22 @@ class TrialFilterForm(forms.Form):
         label="Latest judgments (pass, or reviewer:pass)",
         widget=JudgedInputs(attrs={"placeholder": "e.g. rita:fail"}),
     )
-    counted = forms.ChoiceField(choices=COUNTED_CHOICES, required=False, label="Reviews counted")
+    counted = FixedChoiceField(choices=COUNTED_CHOICES, required=False, label="Reviews counted")
     # A queue setting, not a filter: how many reviewers each trial waits for. It lives here
     # so that it rides along in every queue and trial-page URL with the filter.
     overlap = forms.TypedChoiceField(
-        choices=OVERLAP_CHOICES, coerce=int, required=False, label="Reviewers per trial"
+        choices=FixedChoices(OVERLAP_CHOICES),
+        coerce=int,
+        required=False,
+        label="Reviewers per trial",
     )
     # A queue setting too: blind review hides the reward, the judge verdict and the other
     # reviewers' annotations until the reviewer has submitted.
-    blind = forms.ChoiceField(choices=BLIND_CHOICES, required=False, label="Blind review")
+    blind = FixedChoiceField(choices=BLIND_CHOICES, required=False, label="Blind review")
     # The saved view a queue was opened from: its guidelines are shown in the review pane and
     # their version stamped on each annotation (review.guidelines). Narrows nothing.
     view = forms.IntegerField(required=False, min_value=1, widget=forms.HiddenInput)
-    sort = forms.ChoiceField(choices=SORT_CHOICES, required=False, widget=forms.HiddenInput)
+    sort = FixedChoiceField(choices=SORT_CHOICES, required=False, widget=forms.HiddenInput)
     after = forms.CharField(required=False, max_length=2000, widget=forms.HiddenInput)
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:

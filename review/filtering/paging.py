@@ -141,21 +141,21 @@ def _rows_with_nulls(
     the other reads both."""
     key = SORT_KEYS[sort.lstrip("-")]
     descending = sort.startswith("-")
-    segments = [
-        (False, queryset.filter(**{f"{key.field}__isnull": False}), sort),
-        (True, queryset.filter(**{f"{key.field}__isnull": True}), "-id" if descending else "id"),
-    ]
+    # (without a value?, order): each segment's queryset is built only when it is read (a
+    # full first page reads one).
+    segments = [(False, sort), (True, "-id" if descending else "id")]
     if not descending:
         segments.reverse()
     rows: list[Any] = []
     reached = after is None
-    for is_null, segment, order in segments:
+    for is_null, order in segments:
         cursor: tuple[Any, int] | None = None
         if not reached:
             if after is None or (after[0] is None) != is_null:
                 continue  # the cursor lies in a later segment
             reached = True
             cursor = after
+        segment = queryset.filter(**{f"{key.field}__isnull": is_null})
         rows += first_rows_query(segment, order, cursor, limit - len(rows))
         if len(rows) >= limit:
             break

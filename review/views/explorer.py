@@ -18,6 +18,7 @@ from review.http import HttpRequest, wants_fragment, with_query
 from review.pages.trial_list import ROWS, columns_for, filter_chips, sorted_by
 from review.roles import browse_required, can_annotate, can_export, can_ingest
 from review.science import counting
+from rewards.cache import fingerprint
 from rewards.models import Job, Trial
 
 
@@ -32,17 +33,25 @@ def explorer(request: HttpRequest) -> HttpResponse:
     page = form.page(ROWS.all())
     query = form.canonical_query()
     encoded = query.urlencode()
+    # What the rows' HTML shows, the key it is kept under: each row's values, the filter
+    # their links carry and the next page's cursor (as the rows with their links written
+    # out, at two thirds of the cost of writing those out for the key).
+    rows_key = fingerprint(encoded, page.next_cursor, [tuple(row.values()) for row in page.rows])
     # Each row's link, the page's filter on it: one reverse for the page and an f-string per
     # row (a `{% url %}` per row cost a tenth of the page).
     before, after = reverse("review:trial-detail", args=[0]).rsplit("0", 1)
     after += f"?{encoded}" if encoded else ""
     for row in page.rows:
         row["url"] = f"{before}{row['id']}{after}"
+    # A running job's rows asking again: the rows alone, without the count above them.
+    polled = wants_fragment(request) and request.htmx.target == "trial-rows"
     # Counted for a first page only: scrolling on appends rows under the same count.
-    count = None if page.is_continuation else counting.matching(form, Trial.objects.all())
+    counted = not (page.is_continuation or polled)
+    count = counting.matching(form, Trial.objects.all()) if counted else None
     context = {
         "form": form,
         "page": page,
+        "rows_key": rows_key,
         "query": query,
         "encoded": encoded,  # the query string, written once for the page's several links
         # Built when the template reads it: the header's HTML is kept per filter and sort.
@@ -57,8 +66,12 @@ def explorer(request: HttpRequest) -> HttpResponse:
     job = form.filtered_job
     if job is not None and not page.is_continuation:
         # The list of a running job's trials asks again every few seconds (its rows only,
-        # never the forms around them): one EXISTS on the few unfinished trials' index.
-        context["live"] = Job.objects.running().filter(pk=job.pk).exists()
+        # never the forms around them). A finished job is not running (`Job.is_running`):
+        # the filter loaded its end, so only an unfinished one costs a query, one EXISTS on
+        # the few unfinished trials' index.
+        context["live"] = (
+            job.finished_at is None and Job.objects.running().filter(pk=job.pk).exists()
+        )
         context["live_url"] = with_query(reverse("review:explorer"), encoded)
     if count is not None and count.exact == 0 and not form.is_filtered and not job_choices():
         # An empty database: how to bring trials in, not an explorer of nothing. (A job
@@ -67,7 +80,7 @@ def explorer(request: HttpRequest) -> HttpResponse:
         return render(request, "review/welcome.html", context)
     if not wants_fragment(request):
         return render(request, "review/explorer.html", context)
-    if request.htmx.target == "trial-rows" and not page.is_continuation:
+    if polled and not page.is_continuation:
         return render(request, "review/explorer.html#live-rows", context)
     if page.is_continuation:
         # Scrolling on: the next rows, appended; the URL stays on the filter.
