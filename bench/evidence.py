@@ -31,14 +31,13 @@ import hashlib
 import random
 import sys
 import uuid
-from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.run import Figure, compare, ensure_trials, say, setup_django, table
+from bench.run import Figure, compare, ensure_trials, page_fetcher, say, setup_django, table
 
 if TYPE_CHECKING:
     from django.test import Client
@@ -276,14 +275,7 @@ def bench_evidence(repeat: int) -> list[Figure]:
     a, b = ensure_evidence_trials()
     client = reviewer_client()
 
-    def get(url: str) -> Callable[[], object]:
-        def fetch() -> object:
-            response = client.get(url)
-            assert response.status_code == 200, (url, response.status_code)
-            return response
-
-        return fetch
-
+    get = page_fetcher(client)
     bare = get("/bench/bare-50/")
     trial_page = get(f"/trials/{a}/")
     aligned = get(f"/compare/trials/{a}/{b}/")

@@ -220,6 +220,20 @@ def logged_in_client() -> Client:
     return client
 
 
+def page_fetcher(client: Client) -> Callable[[str], Callable[[], object]]:
+    """`get(url)`: a sample that fetches the page as `client` and insists it answered 200."""
+
+    def get(url: str) -> Callable[[], object]:
+        def fetch() -> object:
+            response = client.get(url)
+            assert response.status_code == 200, (url, response.status_code)
+            return response
+
+        return fetch
+
+    return get
+
+
 # --- explorer ----------------------------------------------------------------------------
 def bench_explorer(trials: int, repeat: int) -> list[Figure]:
     from django.db import connection
@@ -230,14 +244,7 @@ def bench_explorer(trials: int, repeat: int) -> list[Figure]:
     ensure_trials(trials)
     client = logged_in_client()
 
-    def get(url: str) -> Callable[[], object]:
-        def fetch() -> object:
-            response = client.get(url)
-            assert response.status_code == 200, (url, response.status_code)
-            return response
-
-        return fetch
-
+    get = page_fetcher(client)
     bare = get("/bench/bare-50/")
     say("  following 1,000 'next' links")
     deep = deep_page_url(client, pages=1000)
