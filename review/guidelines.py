@@ -19,7 +19,11 @@ from review.models import SavedView
 
 def queue_view(user: User, form: TrialFilterForm) -> SavedView | None:
     """The saved view the queue was opened from, if the user may see it (own or shared)."""
-    pk = form.cleaned_value("view")
+    return saved_view(user, form.cleaned_value("view"))
+
+
+def saved_view(user: User, pk: int | None) -> SavedView | None:
+    """The saved view `pk` (a filter's `view`), if the user may see it (own or shared)."""
     if pk is None:
         return None
     return (
@@ -29,9 +33,10 @@ def queue_view(user: User, form: TrialFilterForm) -> SavedView | None:
     )
 
 
-def guide(user: User, form: TrialFilterForm) -> SavedView | None:
-    """The queue's saved view when it has guidelines to show in the review pane."""
-    view = queue_view(user, form)
+def guide(user: User, view_pk: int | None) -> SavedView | None:
+    """The queue's saved view (the filter's `view`) when it has guidelines to show in the
+    review pane."""
+    view = saved_view(user, view_pk)
     return view if view is not None and view.guideline_version else None
 
 

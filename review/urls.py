@@ -76,6 +76,7 @@ urlpatterns = [
     path("trials/<int:pk>/adjudicate/", adjudication.adjudicate, name="adjudicate"),
     path("trials/<int:pk>/blind/", blind.blind_review, name="blind-review"),
     path("trials/<int:pk>/blind/comments/", blind.blind_comment, name="blind-comment"),
+    path("trials/<int:pk>/blind/steps/", blind.blind_steps, name="blind-steps"),
     path("uploads/", uploads.upload, name="upload"),
     path("uploads/<int:pk>/", uploads.upload_detail, name="upload-detail"),
     path("tokens/", tokens.token_list, name="tokens"),

@@ -458,6 +458,102 @@ def test_blind_review_takes_comments_and_shows_none_of_another_reviewers(client:
     assert "MINE" in revealed
 
 
+def blind_long_trial() -> Trial:
+    """120 steps, a reward, a judge's verdict and another reviewer's comment past the first
+    chunk: what blind review hides, and what its chunks must hide too."""
+    steps = [{"source": "agent", "message": f"step {i} says hello"} for i in range(120)]
+    trial = f.make_trial(
+        name="t-blind-long",
+        reward=0.731,
+        judges=[f.judge("FAIL", reasoning="SECRET-JUDGE-REASONING")],
+        detail={"trajectory": {"steps": steps}},
+    )
+    otto = f.make_user("otto", "reviewer")
+    add_step_comment(
+        trial_id=trial.pk, author=otto, target=CommentTarget(60, "message"), text="OTTO-NOTE"
+    )
+    return trial
+
+
+BLIND_SECRETS = ("0.731", "SECRET-JUDGE-REASONING", "OTTO-NOTE")
+
+
+def test_blind_review_shows_the_trajectory_a_chunk_at_a_time_hiding_the_same(
+    client: Client, django_assert_num_queries: Callable[..., Any]
+) -> None:
+    trial = blind_long_trial()
+    rita = f.login(client, "rita", "reviewer")
+    add_step_comment(
+        trial_id=trial.pk, author=rita, target=CommentTarget(75, "message"), text="MINE-75"
+    )
+    page = client.get(f"/trials/{trial.pk}/blind/?blind=1").content.decode()
+    assert page.count('class="step ') == 50
+    assert 'id="step-50"' in page
+    assert 'id="step-51"' not in page
+    assert "120 steps" in page
+    assert "Steps 51\N{EN DASH}100 of 120" in page
+    chunk_url = f"/trials/{trial.pk}/blind/steps/?blind=1&queue=1&at=51"
+    assert f'hx-get="{chunk_url.replace("&", "&amp;")}"' in page
+    for secret in BLIND_SECRETS:
+        assert secret not in page
+
+    # The next chunk, as htmx loads it: the steps, the reviewer's own comment, the link on;
+    # no other reviewer's comment, nothing the blind page hides. Its steps (and the roles)
+    # are kept since the page: 1 the user, 2 the blind record, 3 their own comments.
+    with django_assert_num_queries(3) as queries:
+        chunk = client.get(chunk_url).content.decode()
+    assert not any("trajectory" in q["sql"] for q in queries.captured_queries)
+    assert chunk.lstrip().startswith('<li class="step')
+    assert 'id="step-51"' in chunk
+    assert 'id="step-100"' in chunk
+    assert 'id="step-101"' not in chunk
+    assert "MINE-75" in chunk
+    assert "Steps 101\N{EN DASH}120 of 120" in chunk
+    assert f"/trials/{trial.pk}/blind/steps/?blind=1&amp;queue=1&amp;at=101" in chunk
+    assert "comment_step=60#step-comment" in chunk  # each step links to the blind form
+    for secret in BLIND_SECRETS:
+        assert secret not in chunk
+    last = client.get(f"/trials/{trial.pk}/blind/steps/?at=101").content.decode()
+    assert 'id="step-120"' in last
+    assert "steps-more" not in last
+    # The page's fixed number (test_blind_review), the roles kept, the trajectory not read.
+    with django_assert_num_queries(6) as queries:
+        client.get(f"/trials/{trial.pk}/blind/")
+    assert not any("trajectory" in q["sql"] for q in queries.captured_queries)
+
+
+def test_a_blind_comment_past_the_first_chunk_comes_back_on_its_chunk(client: Client) -> None:
+    trial = blind_long_trial()
+    f.login(client, "rita", "reviewer")
+    url = f"/trials/{trial.pk}/blind/"
+    response = client.post(f"{url}comments/", {"step": "101", "part": "message", "text": "FAR"})
+    assert response.status_code == 302
+    assert "at=101" in response["Location"]
+    assert response["Location"].endswith("#step-101")
+    html = client.get(response["Location"]).content.decode()
+    assert 'id="step-101"' in html
+    assert "FAR" in html
+    assert "Steps 51\N{EN DASH}100" in html  # the previous chunk, a plain link
+    # The comment form opened on a step shows that step's chunk.
+    html = client.get(f"{url}?comment_step=70").content.decode()
+    assert 'id="step-70"' in html
+    assert 'name="step" value="70"' in html
+    for secret in BLIND_SECRETS:
+        assert secret not in html
+
+
+def test_a_blind_chunk_needs_a_login_an_annotating_role_and_a_get(client: Client) -> None:
+    trial = _trial()
+    url = f"/trials/{trial.pk}/blind/steps/?at=1"
+    assert client.get(url).status_code == 302  # to the login page
+    f.login(client, "ann", "analyst")
+    assert client.get(url).status_code == 403  # blind review is a reviewer's
+    f.login(client, "rita", "reviewer")
+    assert 'id="step-2"' in client.get(url).content.decode()
+    assert client.post(url).status_code == 405
+    assert client.get(f"/trials/{trial.pk + 1000}/blind/steps/").status_code == 404
+
+
 # --- bundles, exports, the API ----------------------------------------------------------------
 def _two_comments(trial: Trial) -> tuple[StepComment, StepComment]:
     rita = f.make_user("rita", "reviewer")

@@ -37,6 +37,7 @@ class TrialNav:
     sorted_by: str
     previous_id: int | None = None
     next_id: int | None = None
+    view: int | None = None  # the saved view the queue was opened from (its guidelines)
 
     @classmethod
     def of(
@@ -50,6 +51,7 @@ class TrialNav:
             sorted_by=sorted_by(filters.current_sort),
             previous_id=getattr(trial, "previous_id", None),
             next_id=getattr(trial, "next_id", None),
+            view=filters.cleaned_value("view"),
         )
 
     @property

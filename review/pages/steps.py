@@ -18,14 +18,30 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
+from typing import Any, Protocol
 
 from django.core.cache import cache
 
 from review.models import StepComment
 from review.pages import presenters
 from rewards.cache import STEPS_TTL, steps_head_key, steps_key, trial_version
-from rewards.models import Trial
+
+# Steps shown at once: the first screen, and each chunk loaded when the reader gets there
+# (the trial page and blind review alike).
+PER_CHUNK = 50
+
+
+class StoredTrial(Protocol):
+    """What the kept steps need of a trial (a `Trial`, or blind review's narrow record)."""
+
+    @property
+    def pk(self) -> int: ...
+    @property
+    def content_digest(self) -> str: ...
+    @property
+    def updated_at(self) -> Any: ...
+    @property
+    def is_running(self) -> bool: ...
 
 
 @dataclass(frozen=True)
@@ -51,6 +67,15 @@ class Head:
 def kept_head(trial_id: int) -> Head | None:
     """The head kept for the trial, of whichever version was presented last."""
     head: Head | None = cache.get(steps_head_key(trial_id))
+    return head
+
+
+def current_head(trial: StoredTrial) -> Head | None:
+    """The kept head, when it is of the trial's stored version (and the trial has finished):
+    then its trajectory need not be read."""
+    head = kept_head(trial.pk)
+    if head is None or trial.is_running or head.key != steps_key(trial.pk, trial_version(trial)):
+        return None
     return head
 
 
@@ -123,7 +148,7 @@ class ShownChunk:
 
 
 def window(
-    trial: Trial, raw: Callable[[], Any], step: int | None, size: int, head: Head | None
+    trial: StoredTrial, raw: Callable[[], Any], step: int | None, size: int, head: Head | None
 ) -> Window:
     """The chunk of `size` steps of `trial` holding `step`. `head` is what `kept_head`
     found before the trial was read; `raw` reads the trajectory, called only when the
@@ -146,7 +171,7 @@ def window(
 
 
 def _present(
-    trial: Trial, key: str, raw: Callable[[], Any], size: int
+    trial: StoredTrial, key: str, raw: Callable[[], Any], size: int
 ) -> tuple[Head, list[list[presenters.Step]]]:
     """Every step presented and, unless the trial is running, kept: the head and chunks."""
     whole = presenters.presented(raw())

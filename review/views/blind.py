@@ -7,10 +7,16 @@ submitted. An annotation made here is recorded as blind.
 
 Step comments can be written here too; the page shows the reviewer's own comments only,
 as it shows no other reviewer's annotation: everyone's are on the trial page, once revealed.
+
+The trajectory is shown a chunk of steps at a time, as on the trial page (review.pages.steps):
+the chunk holding `?at=` (or the step the comment form is opened on), the next one loaded by
+`blind_steps` when the reader reaches the end of the list. That partial is built from the
+same narrow record, so it reveals no more than the page.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,7 +25,7 @@ from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpResponse, QueryDict
 from django.shortcuts import redirect, render
 from django.urls import reverse
-from django.views.decorators.http import require_http_methods, require_POST
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from review import guidelines
 from review.filtering.form import TrialFilterForm
@@ -34,10 +40,10 @@ from review.models import (
     add_annotation,
     add_step_comment,
 )
-from review.pages import presenters
+from review.pages import presenters, steps
 from review.roles import annotate_required
 from rewards.ingest.trial_files import TrialFolder, TrialFolderGone, step_order
-from rewards.models import Trial, TrialDetail
+from rewards.models import UNFINISHED, Trial, TrialDetail
 
 # What a blind reviewer may read of the trial row: nothing automated, nothing human.
 BLIND_FIELDS = (
@@ -51,6 +57,10 @@ BLIND_FIELDS = (
     "model_name",
     "source_path",
     "timings",
+    # What the kept steps are keyed on (rewards.cache.trial_version) and whether they grow.
+    "content_digest",
+    "updated_at",
+    "status",
 )
 ARTIFACT_FIELDS = (
     "trajectory",
@@ -75,6 +85,13 @@ class BlindTrial:
     model: str
     source_path: str
     timings: Any
+    content_digest: str
+    updated_at: Any
+    status: str
+
+    @property
+    def is_running(self) -> bool:
+        return self.status in UNFINISHED
 
 
 def _blind_trial(pk: int) -> BlindTrial:
@@ -158,6 +175,7 @@ def blind_comment(request: HttpRequest, pk: int) -> HttpResponse:
         else:
             messages.success(request, "Comment saved.")
             page = reverse("review:blind-review", args=[pk])
+            query["at"] = str(comment.step)  # the chunk of steps holding it
             return redirect(f"{page}?{query.urlencode()}#step-{comment.step}")
     return _render(request, trial, query, AnnotationForm(), form, status=400)
 
@@ -170,32 +188,98 @@ def _render(
     comment_form: StepCommentForm,
     status: int,
 ) -> HttpResponse:
-    detail = TrialDetail.objects.filter(trial_id=trial.pk).only(*ARTIFACT_FIELDS).first()
-    # The reviewer's own comments only (module docstring).
-    own = list(StepComment.objects.filter(trial_id=trial.pk, author=request.user).history())
-    trajectory = presenters.with_comments(
-        presenters.trajectory(detail.trajectory if detail else None, STEP_KINDS), own
-    )
+    head = steps.current_head(trial)
+    # The trajectory is left out when its presented steps are kept (review.pages.steps).
+    fields = [name for name in ARTIFACT_FIELDS if head is None or name != "trajectory"]
+    detail = TrialDetail.objects.filter(trial_id=trial.pk).only(*fields).first()
+    page = TrialPageForm(request.GET)
+    at = page.at_step or comment_form.initial.get("step") or _form_step(comment_form)
     context: dict[str, Any] = {
         "trial": trial,
         "form": form,
-        "guide": guidelines.guide(request.user, TrialFilterForm(request.GET)),
+        "guide": guidelines.guide(request.user, TrialFilterForm(request.GET).cleaned_value("view")),
         "detail": detail,
-        "trajectory": trajectory,
-        **_logs_without_trajectory(trial, trajectory),
+        **_steps_context(request, trial, query, at, head, lambda: _trajectory_of(detail)),
         "diff": presenters.diff(detail.workspace_diff if detail else ""),
         "query": query.urlencode(),
         "skip_url": f"{reverse('review:queue-skip')}?{_filters_only(query)}",
         "comment_form": comment_form,
-        "comment_url": f"{reverse('review:blind-comment', args=[trial.pk])}?{query.urlencode()}",
-        "comment_query": f"{query.urlencode()}&",
     }
+    context.update(_logs_without_trajectory(trial, context["trajectory"]))
     return render(request, "review/blind_review.html", context, status=status)
 
 
-def _logs_without_trajectory(
-    trial: BlindTrial, trajectory: presenters.Trajectory
+@require_GET
+@login_required
+@annotate_required
+def blind_steps(request: HttpRequest, pk: int) -> HttpResponse:
+    """A chunk of the trajectory's steps (`?at=` its first), as the blind page's list ends
+    with them: the agent's steps and the reviewer's own comments, nothing else."""
+    trial = _blind_trial(pk)
+    query = _page_query(request)
+    context = _steps_context(
+        request,
+        trial,
+        query,
+        TrialPageForm(request.GET).at_step,
+        steps.current_head(trial),
+        lambda: (
+            TrialDetail.objects.filter(trial_id=pk).values_list("trajectory", flat=True).first()
+        ),
+    )
+    context["steps"] = context["trajectory"].steps
+    return render(request, "review/includes/trajectory_steps.html#step-items", context)
+
+
+def _trajectory_of(detail: TrialDetail | None) -> Any:
+    return detail.trajectory if detail else None
+
+
+def _form_step(form: StepCommentForm) -> int | None:
+    """The step a bound comment form was for (a refused comment: the page shows its chunk)."""
+    if not form.is_bound:
+        return None
+    step = getattr(form, "cleaned_data", {}).get("step")
+    return step if isinstance(step, int) else None
+
+
+def _steps_context(
+    request: HttpRequest,
+    trial: BlindTrial,
+    query: QueryDict,
+    at: int | None,
+    head: steps.Head | None,
+    raw: Callable[[], Any],
 ) -> dict[str, Any]:
+    """The chunk of steps holding `at` with the reviewer's own comments (module docstring),
+    the links to the chunks either side, and where the comment links lead."""
+    window = steps.window(trial, raw, at, steps.PER_CHUNK, head)
+    own = list(StepComment.objects.filter(trial_id=trial.pk, author=request.user).history())
+    trajectory = steps.ShownChunk(window, STEP_KINDS, None, own)
+    page_url = reverse("review:blind-review", args=[trial.pk])
+    links = query.copy()
+
+    def at_url(step: int | None, fragment: bool = False) -> str:
+        if step is None:
+            return ""
+        links["at"] = str(step)
+        if fragment:
+            return f"{reverse('review:blind-steps', args=[trial.pk])}?{links.urlencode()}"
+        return f"{page_url}?{links.urlencode()}#step-{step}"
+
+    return {
+        "trajectory": trajectory,
+        "steps_window": window,
+        "steps_next_url": at_url(window.next_step),
+        "steps_next_fragment_url": at_url(window.next_step, fragment=True),
+        "steps_next_last": min(window.last + steps.PER_CHUNK, window.head.total_steps),
+        "steps_previous_url": at_url(window.previous_step),
+        "comment_url": f"{reverse('review:blind-comment', args=[trial.pk])}?{query.urlencode()}",
+        "comment_query": f"{query.urlencode()}&",
+    }
+
+
+def _logs_without_trajectory(trial: BlindTrial, trajectory: steps.ShownChunk) -> dict[str, Any]:
     """A trial with no trajectory is judged on the agent's logs and Harbor's trial log,
     read from its folder (what a reviewer would otherwise open beside the page)."""
     if trajectory.total_steps or trajectory.unreadable:

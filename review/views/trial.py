@@ -216,10 +216,6 @@ def _tab_context(
     return context
 
 
-# Steps shown at once: the first screen, and each chunk loaded when the reader gets there.
-STEPS_PER_CHUNK = 50
-
-
 def _raw_trajectory(trial: Trial) -> Callable[[], Any]:
     def read() -> Any:
         # Read with the trial, unless its kept steps left it out: then a query (deferred).
@@ -245,7 +241,7 @@ def steps_window(trial: Trial, state: TrialPageForm, step: int | None = None) ->
         or (min(number for number, _ in marks) if marks else state.commenting_step)
     )
     head: steps.Head | None = getattr(trial, "kept_steps", None)
-    window = steps.window(trial, _raw_trajectory(trial), at, STEPS_PER_CHUNK, head)
+    window = steps.window(trial, _raw_trajectory(trial), at, steps.PER_CHUNK, head)
     return window, marks
 
 
@@ -283,7 +279,7 @@ def _trajectory_context(
         "steps_window": window,
         "steps_next_url": at(window.next_step),
         "steps_next_fragment_url": at(window.next_step, fragment=True),
-        "steps_next_last": min(window.last + STEPS_PER_CHUNK, window.head.total_steps),
+        "steps_next_last": min(window.last + steps.PER_CHUNK, window.head.total_steps),
         "steps_previous_url": at(window.previous_step),
         # What the chunk's rendering shows (its links aside: the template adds them).
         "steps_fingerprint": fingerprint(
@@ -406,7 +402,7 @@ def _annotations_context(
         "annotation_fields_key": fingerprint(sorted(form.initial.items()))
         if allowed and form is not None and not form.is_bound
         else None,
-        "guide": guidelines.guide(request.user, TrialFilterForm(nav.filters)) if allowed else None,
+        "guide": guidelines.guide(request.user, nav.view) if allowed else None,
         "can_annotate": allowed,
         "saved": saved,
         "nav": nav,

@@ -9,6 +9,7 @@ import pytest
 
 from tests import review_factories as f
 from tests.test_blind_review import SECRETS, secret_trial
+from tests.test_step_comments import BLIND_SECRETS, blind_long_trial
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -57,3 +58,31 @@ def test_blind_review_hides_everything_until_submit_then_reveals_it(
     # Every HTML document loaded before the submit was a queue or blind page.
     before_submit = bodies[: bodies.index(served.value.url) + 1]
     assert all("/queue/" in url or "/blind/" in url for url in before_submit)
+
+
+def test_blind_review_loads_the_next_steps_when_the_list_ends_hiding_the_same(
+    browse: Callable[..., Any],
+) -> None:
+    trial = blind_long_trial()
+    b = browse(f.make_user("rita", "reviewer"))
+    page = b.page
+    chunks: list[Any] = []
+    page.on("response", lambda r: chunks.append(r) if "/blind/steps/" in r.url else None)
+    b.goto(f"/trials/{trial.pk}/blind/?blind=1")
+    assert page.locator("li.step").count() == 50
+    assert page.locator("#step-51").count() == 0
+    page.locator("li.steps-more").scroll_into_view_if_needed()
+    page.locator("#step-100").wait_for()
+    page.locator("li.steps-more").scroll_into_view_if_needed()
+    page.locator("#step-120").wait_for()
+    assert page.locator("li.steps-more").count() == 0
+    assert page.locator("li.step").count() == 120
+    assert len(chunks) == 2
+    shown = page.content()
+    for secret in BLIND_SECRETS:
+        assert secret not in shown, secret
+    for chunk in chunks:
+        for secret in BLIND_SECRETS:
+            assert secret not in chunk.text(), secret
+    assert b.dialogs == []
+    assert b.problems == []
