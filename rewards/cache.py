@@ -14,11 +14,12 @@ process makes (a job saved, an ingest) reaches them all.
 - `roles:v1:<user id>` (`roles_key`): the user's role groups (review.roles), read once and
   then kept; dropped when the user's groups change (either side of the relation) and when a
   group is renamed or deleted; `ROLES_TTL` bounds what a write outside both leaves stale.
-- `jobs:newest:v3` (`JOB_CHOICES`): the newest jobs for the job <select>s (review.choices),
-  with their labels (agent, model, dataset, trial count, state) and when each finished (a
-  filter by a finished job asks no "is it running?"; an ingest that finishes a job saves it).
-  Derived from rows: dropped when a Job is saved or deleted, and by the ingest writer when it
-  creates jobs in bulk (no signal then); `JOB_CHOICES_TTL` bounds what a write outside both
+- `jobs:newest:v4` (`JOB_CHOICES`): the newest jobs for the job <select>s (review.choices),
+  with their labels (agent, model, dataset, trial count, state), when each finished and its
+  trial count (a filter by a finished job asks no "is it running?" and counts no trials; an
+  ingest that finishes a job saves it). Derived from rows: dropped when a Job is saved or
+  deleted, and by the ingest writer when it creates jobs in bulk (no signal then) or adds
+  trials to a finished job; `JOB_CHOICES_TTL` bounds what a write outside both
   leaves stale (SQL, the demo seed's bulk path).
 - `calibration:v1:<digest>` (`calibration_key`): judge calibration over every judge version
   (review.science.calibration.report), under the rule's settings and salt, the newest
@@ -201,7 +202,7 @@ def forget_roles_of_group(instance: Group, **kwargs: Any) -> None:
 
 
 # --- the newest jobs -------------------------------------------------------------------------
-JOB_CHOICES = "jobs:newest:v3"
+JOB_CHOICES = "jobs:newest:v4"
 JOB_CHOICES_TTL = 60
 
 

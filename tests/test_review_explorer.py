@@ -192,16 +192,20 @@ def test_the_list_of_a_finished_job_asks_nothing_about_its_state(
     ended.save(update_fields=["finished_at"])  # as an ingest records a job's end
     newer = f.make_trial(job="newer").job
     assert client.get("/").status_code == 200  # the roles and the newest jobs, cached
-    # A job among the cached newest: they say when it finished, so a finished job is known
-    # not to be running without a query (`Job.is_running`): 1 the user, 2 the page of
-    # trials, 3 the trials without a start (the page is not full), 4 the count from the
-    # job's kept tallies.
-    with django_assert_num_queries(4):
+    # A job among the cached newest: they say when it finished and how many trials it has,
+    # so a finished job is known not to be running, and counted, without a query
+    # (`Job.is_running`, `choices.finished_job_trials`): 1 the user, 2 the page of trials,
+    # 3 the trials without a start (the page is not full).
+    with django_assert_num_queries(3):
         html = client.get(f"/?job={ended.pk}").content.decode()
     assert "<strong>1</strong> trial " in html
     assert "data-live" not in html
-    # The newest job alone is kept now: the finished one is looked up, with its end (the
-    # same four and 5 the job).
+    # A trial ingested into the finished job drops the kept choices: counted anew.
+    f.make_trial(job="ended")
+    html = client.get(f"/?job={ended.pk}").content.decode()
+    assert "<strong>2</strong> trials " in html
+    # The newest job alone is kept now: the finished one is looked up, with its end, and
+    # counted from its kept tallies (the same three, 4 the count and 5 the job).
     monkeypatch.setattr(choices, "JOB_CHOICES_LIMIT", 0)
     forget_job_choices()
     assert choices.newest_job(str(newer.pk)) is not None

@@ -16,6 +16,7 @@ from django.db.models.expressions import RawSQL
 from django.db.models.functions import Coalesce
 from django.db.models.lookups import IsNull
 from django.http import QueryDict
+from django.utils.functional import cached_property
 
 from review.filtering.fields import (
     JOB_FIELDS,
@@ -230,8 +231,15 @@ class TrialFilterForm(forms.Form):
 
     def _value(self, name: str) -> Any:
         """A field's cleaned value; a field that failed validation filters nothing."""
+        return self._cleaned.get(name)
+
+    @cached_property
+    def _cleaned(self) -> dict[str, Any]:
+        """The form validated once: its cleaned values (the same dict Django keeps, so an
+        error added later, `add_error`, takes its field out of both); an unbound form's none.
+        A page asks for its filter's values a hundred times."""
         self.is_valid()
-        return getattr(self, "cleaned_data", {}).get(name)
+        return getattr(self, "cleaned_data", {})
 
     def cleaned_value(self, name: str) -> Any:
         """A field's cleaned value (None when it failed validation)."""

@@ -19,6 +19,7 @@ from typing import Any
 from django.db import connection
 from django.db.models import Q, QuerySet, Sum
 
+from review.choices import finished_job_trials
 from review.filtering.form import TrialFilterForm
 from review.models import JobTally, JudgmentTally, PairTally
 from rewards.models import Trial
@@ -71,6 +72,9 @@ def matching(form: TrialFilterForm, queryset: QuerySet[Trial]) -> Count:
     keyed = _tallied(form)
     in_use = set(form.fields_in_use(NOT_FILTERS))
     if in_use <= TALLIED.keys():
+        if in_use == {"job"} and (kept := finished_job_trials(keyed["job_id"])) is not None:
+            # A finished job's list: its count is kept with the job choices (no query).
+            return Count(exact=kept)
         # One sum over the tally rows of the filter (a job's are a few dozen).
         return Count(exact=_tally_sum(keyed))
     judged = form.judged_trial_ids() if in_use <= JUDGED else None

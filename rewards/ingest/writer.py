@@ -234,6 +234,9 @@ class BundleWriter:
             )
             for index, pk in zip(new, ids, strict=True):
                 outcomes[index] = WriteOutcome("ingested", jobs[index].name, batch[index].name, pk)
+            if any(jobs[i].finished_at is not None for i in new):
+                # The job choices keep a finished job's trial count (review.choices).
+                forget_job_choices()
         if restamped:
             # Not changed, but touched (remember the folder as it is now, so the next run
             # skips it without reading) or stored with the earlier spelling of its digest.
