@@ -64,6 +64,16 @@ process makes (a job saved, an ingest) reaches them all.
   append-only, a correction is a newer id) and the unbound comment form's fields (their
   initial values); `.annotation-fields.*`, the unbound annotation form's fields likewise.
   Nothing needs dropping; kept 600 s (a renamed author shows under the old name until then).
+- `template.cache.trial-validity.*`, `.trial-scorers.*`, `.trial-judge-head.*`, `.trial-judge.*`,
+  `.trial-breakdown.*`, `.trial-earlier-results.*`: the trial page's cards of its stored
+  outcome (the current result's validity, the scorers, the judge verdict, the breakdown with
+  the error tags, the earlier results), under the trial's version (`trial_version`: every
+  writer of its results, scorer results, verdicts and tags saves the trial, an ingest with
+  new content changes its digest) and the time zone the times are shown in
+  (`review.views.trial.StoredOutcome.key`); the scorers card also under the page's query,
+  which its links carry and whose `open` expands rows. A kept card reads none of its rows.
+  Nothing in them depends on the reader: the staff's re-judge form (a CSRF token) is
+  rendered outside them. Nothing needs dropping; kept 600 s.
 - `template.cache.explorer-sidebar.*`: the explorer's filter sidebar (`{% cache %}` in
   review/explorer.html), keyed by the filter's values and the job choices above
   (`TrialFilterForm.sidebar_key`): a new list of jobs is a new key, so it needs no dropping.

@@ -275,13 +275,14 @@ def test_a_followed_citation_marks_its_quote_in_its_step_escaped(
     # The factory's quote "3.2 V" is not in this trajectory's step 2: only check 1 is found.
     assert [c[0]["found"] for c in _stored_citations(trial)] == [False, True]
     f.login(client, "rita", "reviewer")
-    client.get(_page(trial))  # the user's roles are cached from here on
-    # As the page without `cite` (1 the user, 2 the trial, 3 results, 4 scorers, 5 judge
-    # verdicts, 6 the step comments, 7 the reviewer's profile; no error tag), and 8 the
-    # cited verdict's checks.
-    with django_assert_num_queries(7):
+    client.get(_page(trial))  # the user's roles and the page's cards are kept from here on
+    # As the page without `cite` (1 the user, 2 the trial, 3 the step comments, 4 the
+    # reviewer's profile; its results, scorers and verdicts kept rendered), and 5 the cited
+    # verdict's checks, 6 the scorers (their card is kept under the page's query, which its
+    # links carry).
+    with django_assert_num_queries(4):
         client.get(_page(trial))
-    with django_assert_num_queries(8):
+    with django_assert_num_queries(6):
         response = client.get(_page(trial, f"?cite={verdict.pk}.1"))
     html = _plain_marks(response.content.decode())
     step = html.split('id="step-2"', 1)[1].split("</li>", 1)[0]

@@ -260,6 +260,12 @@ def test_the_diff_is_coloured_by_line_class_not_by_markup(client: Client) -> Non
 
 
 # --- query budget -----------------------------------------------------------------------------
+def _cards(response: Any) -> str:
+    """The page's cards above its tabs: the reward, the gates, scorers, judge, breakdown."""
+    html: str = response.content.decode()
+    return html.split('<div class="trial-grid">', 1)[1].split('<section id="tabs"', 1)[0]
+
+
 def _busy_trial(size: int) -> Trial:
     tags = [ErrorTag(category=f"c{i}", source="mechanical") for i in range(size)]
     trial = f.make_trial(
@@ -311,9 +317,15 @@ def test_the_trial_page_runs_a_fixed_number_of_queries(
     # scorers, 7 judge verdicts, 8 error tags, 9 annotations with their reviewers, 10 the
     # reviewer's profile (discipline), 11 adjudications with their adjudicators; the
     # verifier tab adds 12, the current result's raw artifacts.
+    url = _url(trial, f"?tab={tab}" if tab else "")
     with django_assert_num_queries(expected):
-        response = client.get(_url(trial, f"?tab={tab}" if tab else ""))
+        response = client.get(url)
     assert response.status_code == 200
+    # Viewed again, the user's roles are kept (rewards.cache) and so are the cards rendered
+    # (results, scorers, verdicts and tags): none of their rows is read.
+    with django_assert_num_queries(expected - 5):
+        again = client.get(url)
+    assert _cards(again) == _cards(response)
 
 
 @pytest.mark.parametrize(("role", "expected"), [("reviewer", 9), ("analyst", 8)])
@@ -354,6 +366,9 @@ def test_a_trial_without_judge_or_error_tags_reads_neither(
     html = response.content.decode()
     assert "No judge verdict for this trial." in html
     assert 'id="error-tags"' not in html
+    # Viewed again: the user's roles are kept, and its results and scorers kept rendered.
+    with django_assert_num_queries(3):
+        assert _cards(client.get(_url(trial))) == _cards(response)
 
 
 @pytest.mark.parametrize("size", [1, 20])

@@ -351,8 +351,9 @@ def test_a_2000_step_trajectory_with_20_comments_reads_the_same_queries_as_a_bar
     # their reviewers, 9 the reviewer's discipline, 10 adjudications.
     with django_assert_num_queries(10):
         first = client.get(f"/trials/{long.pk}/").content.decode()
-    # Later views: the roles and the presented steps are kept, the trajectory is not read.
-    with django_assert_num_queries(9) as queries:
+    # Later views: the roles, the presented steps and the cards are kept: neither the
+    # trajectory nor results, scorers and verdicts are read.
+    with django_assert_num_queries(6) as queries:
         html = client.get(f"/trials/{long.pk}/").content.decode()
     assert not any("trajectory" in q["sql"] for q in queries.captured_queries)
     assert html.count('class="step ') == first.count('class="step ') == 50
@@ -366,7 +367,7 @@ def test_a_2000_step_trajectory_with_20_comments_reads_the_same_queries_as_a_bar
     assert f'hx-get="/trials/{long.pk}/steps/?tab=trajectory&amp;at=51"' in html
     # The same as the bare trial's, its steps kept since its first view.
     client.get(f"/trials/{bare.pk}/")
-    with django_assert_num_queries(9):
+    with django_assert_num_queries(6):
         client.get(f"/trials/{bare.pk}/")
     # The trajectory tab alone: 1 the user, 2 the trial, 3 the comments.
     with django_assert_num_queries(3):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import replace
+from functools import cached_property
 from typing import Any
 
 from django.contrib import messages
@@ -13,6 +14,7 @@ from django.http import Http404, HttpResponse, HttpResponseRedirect, QueryDict
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
 from django.urls import reverse
+from django.utils import timezone
 from django.utils.http import content_disposition_header, urlencode
 from django.views.decorators.http import require_GET, require_POST
 from django.views.decorators.vary import vary_on_headers
@@ -52,7 +54,7 @@ from review.roles import (
     can_ingest,
 )
 from rewards import reports
-from rewards.cache import fingerprint
+from rewards.cache import fingerprint, trial_version
 from rewards.ingest.files import ArtifactError
 from rewards.ingest.trial_files import TrialFolder, TrialFolderGone, step_order
 from rewards.models import (
@@ -464,6 +466,88 @@ def annotation_history(trial_id: int) -> list[Annotation]:
     )
 
 
+class StoredOutcome:
+    """The trial's stored outcome as its cards show it: its evaluation results, scorer
+    results, judge verdicts and error tags, each read when a card first asks for it. The
+    cards are kept rendered (`{% cache %}` under `key`, rewards.cache), so a page whose cards
+    are all kept reads none of them."""
+
+    def __init__(self, trial: Trial, state: TrialPageForm, query: QueryDict) -> None:
+        self.trial = trial
+        self.state = state
+        self.query = query
+        # Everything the cards show comes from these rows and the trial's columns, and every
+        # writer of the rows saves the trial (`trial_version`); the judge's and the results'
+        # times are shown in the current time zone.
+        self.key = fingerprint(trial.pk, trial_version(trial), timezone.get_current_timezone_name())
+        # The scorer rows' links carry the page's query, and `?open=` expands rows.
+        self.scorers_key = fingerprint(self.key, sorted(query.lists()))
+
+    @cached_property
+    def results(self) -> list[EvaluationResult]:
+        return results_of(self.trial.pk)
+
+    @cached_property
+    def current(self) -> EvaluationResult | None:
+        return next((r for r in self.results if r.is_current), None)
+
+    @cached_property
+    def earlier_results(self) -> list[EvaluationResult]:
+        return [r for r in self.results if not r.is_current]
+
+    @cached_property
+    def breakdown(self) -> list[presenters.BreakdownRow]:
+        current = self.current
+        return presenters.breakdown_rows(current.breakdown if current else None)
+
+    @cached_property
+    def metrics(self) -> list[tuple[str, str]]:
+        current = self.current
+        return presenters.metric_rows(current.metrics if current else None)
+
+    @cached_property
+    def scorers(self) -> list[ScorerResult]:
+        return scorers_of(self.trial.pk)
+
+    @cached_property
+    def scorer_rows(self) -> list[presenters.ScorerRow]:
+        rows = presenters.scorer_rows(self.scorers, self.state.open_positions)
+        return _scorer_links(self.trial, rows, self.query)
+
+    @cached_property
+    def applicable_count(self) -> int:
+        return sum(1 for s in self.scorers if s.verdict != "NA")
+
+    @cached_property
+    def verdicts(self) -> list[JudgeVerdict]:
+        # The trial keeps its latest judge verdict: without one, there is none to read.
+        return verdicts_of(self.trial.pk) if self.trial.judge_verdict else []
+
+    @cached_property
+    def judge(self) -> JudgeVerdict | None:
+        return self.verdicts[0] if self.verdicts else None
+
+    @cached_property
+    def earlier_verdicts(self) -> list[JudgeVerdict]:
+        return self.verdicts[1:]
+
+    @cached_property
+    def fact_checks(self) -> list[presenters.FactCheckRow]:
+        judge = self.judge
+        return presenters.fact_check_rows(
+            judge.fact_checks if judge else None,
+            reverse("review:trial-detail", args=[self.trial.pk]),
+            judge.pk if judge else None,
+        )
+
+    @cached_property
+    def tag_groups(self) -> list[tuple[str, list[ErrorTag]]]:
+        # The trial keeps its error categories: without any, there is no tag to read.
+        if not self.trial.error_categories:
+            return []
+        return presenters.tags_by_source(error_tags_of(self.trial.pk))
+
+
 def _page_context(
     request: HttpRequest,
     trial: Trial,
@@ -473,39 +557,14 @@ def _page_context(
     comment_form: StepCommentForm | None = None,
     window: Opened | None = None,
 ) -> dict[str, Any]:
-    results = results_of(trial.pk)
     comments = step_comments_of(trial.pk)
-    current = next((r for r in results if r.is_current), None)
-    scorers = scorers_of(trial.pk)
-    # The trial keeps its latest judge verdict and its error categories: without either,
-    # there is no verdict (no error tag) to read.
-    verdicts = verdicts_of(trial.pk) if trial.judge_verdict else []
-    judge = verdicts[0] if verdicts else None
     tabs = _tab_context(trial, state, nav, comments, window)
     return {
         "trial": trial,
         "job": trial.job,
         "task": trial.task,
         "state": state,
-        "current": current,
-        "earlier_results": [r for r in results if not r.is_current],
-        "breakdown": presenters.breakdown_rows(current.breakdown if current else None),
-        "metrics": presenters.metric_rows(current.metrics if current else None),
-        "scorer_rows": _scorer_links(
-            trial, presenters.scorer_rows(scorers, state.open_positions), request.GET
-        ),
-        "scorer_count": len(scorers),
-        "applicable_count": sum(1 for s in scorers if s.verdict != "NA"),
-        "judge": judge,
-        "earlier_verdicts": verdicts[1:],
-        "fact_checks": presenters.fact_check_rows(
-            judge.fact_checks if judge else None,
-            reverse("review:trial-detail", args=[trial.pk]),
-            judge.pk if judge else None,
-        ),
-        "tag_groups": presenters.tags_by_source(error_tags_of(trial.pk))
-        if trial.error_categories
-        else [],
+        "outcome": StoredOutcome(trial, state, request.GET),
         "phases": presenters.phase_timings(trial.timings),
         "wall_seconds": presenters.seconds_between(trial.started_at, trial.finished_at),
         "gate_explanation": presenters.DISAGREEMENT_EXPLANATIONS.get(trial.gate_disagreement, ""),
