@@ -123,6 +123,11 @@ class Cell:
     count: int
     url: str
 
+    @property
+    def trials_label(self) -> str:
+        """Its link's accessible name: the count is judgments, the link lists their trials."""
+        return f"the trials of these {self.count} judgment{'' if self.count == 1 else 's'}"
+
 
 # What a trial judged by two or more reviewers adds to one gate matrix: (the gate's row,
 # its pass judgments, its fail judgments, how many such trials).
