@@ -422,6 +422,17 @@ def _reads_tallies(form: TrialFilterForm) -> bool:
     return form.only_job is not None or filtered_trials(form) is None
 
 
+def _tallied_job(form: TrialFilterForm) -> int | None:
+    """The job whose kept tallies count the filter's judgments, or None for every trial's
+    (when `_reads_tallies`)."""
+    job = form.only_job
+    return job.pk if job is not None else None
+
+
+# The columns of `tallies.judgment_counts`, named as `_grouped_latest` names its own.
+_GROUPED_KEYS = ("verifier", "judge", "scorers", "human", "group", "count")
+
+
 def grouped_counts(form: TrialFilterForm, dimension: Dimension) -> list[dict[str, Any]]:
     """One query: judgments counted by every gate, the human judgment and the group.
 
@@ -433,18 +444,9 @@ def grouped_counts(form: TrialFilterForm, dimension: Dimension) -> list[dict[str
 
 def _grouped(form: TrialFilterForm, dimension: Dimension) -> Iterable[dict[str, Any]]:
     if _reads_tallies(form):
-        job = form.only_job
-        return [
-            dict(zip(_GROUPED_KEYS, row, strict=True))
-            for row in tallies.judgment_counts(
-                job.pk if job is not None else None, form.blind_only, dimension.key
-            )
-        ]
+        tallied = tallies.judgment_counts(_tallied_job(form), form.blind_only, dimension.key)
+        return [dict(zip(_GROUPED_KEYS, row, strict=True)) for row in tallied]
     return _grouped_latest(counted(form), form, dimension)
-
-
-# The columns of `tallies.judgment_counts`, named as `_grouped_latest` names its own.
-_GROUPED_KEYS = ("verifier", "judge", "scorers", "human", "group", "count")
 
 
 def _grouped_latest(
@@ -576,8 +578,7 @@ def pair_counts(form: TrialFilterForm, left_out: Q | None = None) -> list[PairRo
         kept = pair_counts(form)
         return kept + [(*row[:7], -row[7]) for row in taken]
     if _reads_tallies(form):
-        job = form.only_job
-        rows = tallies.pair_counts(job.pk if job is not None else None, form.blind_only)
+        rows = tallies.pair_counts(_tallied_job(form), form.blind_only)
         return [cast(PairRow, row) for row in rows]
     return _pairs_of(counted(form), form)
 
@@ -662,10 +663,7 @@ def multi_rated(
     gates = ("verifier", "judge_verdict", "scorer_verdict", dimension.key)
     rows: list[tuple[Any, ...]]
     if _reads_tallies(form):
-        job = form.only_job
-        rows = tallies.multi_rated_counts(
-            job.pk if job is not None else None, form.blind_only, dimension.key
-        )
+        rows = tallies.multi_rated_counts(_tallied_job(form), form.blind_only, dimension.key)
         if left_out is not None:
             taken = _multi_rated_rows(_left_out_judgments(form, left_out), form, gates)
             rows += [(*row[:-1], -row[-1]) for row in taken]
