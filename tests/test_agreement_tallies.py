@@ -448,3 +448,12 @@ def test_migration_0018_counts_the_trials_judged_more_than_once_and_goes_back(
         assert_kept_equals_recount()
     finally:
         purge_review_data()
+
+
+def test_the_tally_reads_break_down_by_a_tallied_gate_only(people: dict[str, User]) -> None:
+    two_runs_judged(people, modes=2, judged=4)
+    # The breakdown's column is written into the statement: anything but a gate is refused.
+    for read in (tallies.judgment_counts, tallies.multi_rated_counts):
+        assert read(None, False, "failure_mode")
+        with pytest.raises(ValueError, match="not a tallied gate"):
+            read(None, False, "failure_mode) FROM review_annotation --")

@@ -21,7 +21,8 @@ the three comparisons and of one breakdown dimension, and one self-join on the t
 the reviewer pairs. Over every trial those two are read from the tallies the review app
 keeps as judgments and gates change (`JudgmentTally`, `PairTally`), a few hundred rows
 whatever the number of trials; under a filter by one job alone, from that job's
-(`JobJudgmentTally`, `JobPairTally`). Python only adds up grouped rows and computes the statistics
+(`JobJudgmentTally`, `JobPairTally`), by the statements `review.science.tallies` keeps
+beside their recount. Python only adds up grouped rows and computes the statistics
 (`rewards.agreement`) from them, so the page costs the same number of queries whatever the
 number of trials.
 """
@@ -37,21 +38,14 @@ from urllib.parse import urlencode
 
 from django.contrib.auth.models import User
 from django.db import connection
-from django.db.models import Count, F, Q, QuerySet, Sum
+from django.db.models import Count, F, Q, QuerySet
 from django.http import QueryDict
 from django.urls import reverse
 
 from review.filtering.fields import NONE_VALUE, judged_value
 from review.filtering.form import TrialFilterForm
-from review.models import (
-    JobJudgmentTally,
-    JobMultiRatedTally,
-    JobPairTally,
-    JudgmentTally,
-    LatestJudgment,
-    MultiRatedTally,
-    PairTally,
-)
+from review.models import LatestJudgment
+from review.science import tallies
 from rewards import agreement
 from rewards.agreement import Clusters, Degenerate, Interval, IntervalResult, NoInterval
 from rewards.cache import fingerprint
@@ -64,16 +58,6 @@ MAX_GROUPS = 12
 # A breakdown row's interval is one of many on the page: fewer replicates keep it quick.
 GROUP_REPLICATES = 500
 MAX_PAIRS = 20
-PAIR_COLUMNS = (
-    "reviewer_a_id",
-    "reviewer_b_id",
-    "reviewer_a__username",
-    "reviewer_b__username",
-    "judgment_a",
-    "judgment_b",
-    "raters",
-    "n",
-)
 PairRow = tuple[int, int, str, str, str, str, int, int]
 
 
@@ -138,6 +122,11 @@ DEFAULT_DIMENSION = "source"
 class Cell:
     count: int
     url: str
+
+    @property
+    def trials_label(self) -> str:
+        """Its link's accessible name: the count is judgments, the link lists their trials."""
+        return f"the trials of these {self.count} judgment{'' if self.count == 1 else 's'}"
 
 
 # What a trial judged by two or more reviewers adds to one gate matrix: (the gate's row,
@@ -433,11 +422,15 @@ def _reads_tallies(form: TrialFilterForm) -> bool:
     return form.only_job is not None or filtered_trials(form) is None
 
 
-def _tallies(form: TrialFilterForm, every: Any, per_job: Any) -> QuerySet[Any]:
-    """The kept tally rows that count the filter's judgments (`_reads_tallies`)."""
+def _tallied_job(form: TrialFilterForm) -> int | None:
+    """The job whose kept tallies count the filter's judgments, or None for every trial's
+    (when `_reads_tallies`)."""
     job = form.only_job
-    rows = every.objects.all() if job is None else per_job.objects.filter(job=job)
-    return cast(QuerySet[Any], rows.filter(blind=form.blind_only, n__gt=0).order_by())
+    return job.pk if job is not None else None
+
+
+# The columns of `tallies.judgment_counts`, named as `_grouped_latest` names its own.
+_GROUPED_KEYS = ("verifier", "judge", "scorers", "human", "group", "count")
 
 
 def grouped_counts(form: TrialFilterForm, dimension: Dimension) -> list[dict[str, Any]]:
@@ -449,15 +442,10 @@ def grouped_counts(form: TrialFilterForm, dimension: Dimension) -> list[dict[str
     return list(_grouped(form, dimension))
 
 
-def _grouped(form: TrialFilterForm, dimension: Dimension) -> QuerySet[Any]:
-    gates = {"judge": F("judge_verdict"), "scorers": F("scorer_verdict")}
+def _grouped(form: TrialFilterForm, dimension: Dimension) -> Iterable[dict[str, Any]]:
     if _reads_tallies(form):
-        summed: QuerySet[Any] = (
-            _tallies(form, JudgmentTally, JobJudgmentTally)
-            .values("verifier", **gates, human=F("judgment"), group=F(dimension.key))
-            .annotate(count=Sum("n"))
-        )
-        return summed
+        tallied = tallies.judgment_counts(_tallied_job(form), form.blind_only, dimension.key)
+        return [dict(zip(_GROUPED_KEYS, row, strict=True)) for row in tallied]
     return _grouped_latest(counted(form), form, dimension)
 
 
@@ -590,7 +578,7 @@ def pair_counts(form: TrialFilterForm, left_out: Q | None = None) -> list[PairRo
         kept = pair_counts(form)
         return kept + [(*row[:7], -row[7]) for row in taken]
     if _reads_tallies(form):
-        rows = _tallies(form, PairTally, JobPairTally).values_list(*PAIR_COLUMNS)
+        rows = tallies.pair_counts(_tallied_job(form), form.blind_only)
         return [cast(PairRow, row) for row in rows]
     return _pairs_of(counted(form), form)
 
@@ -675,11 +663,7 @@ def multi_rated(
     gates = ("verifier", "judge_verdict", "scorer_verdict", dimension.key)
     rows: list[tuple[Any, ...]]
     if _reads_tallies(form):
-        rows = list(
-            _tallies(form, MultiRatedTally, JobMultiRatedTally)
-            .values_list(*gates, "passes", "fails")
-            .annotate(trials=Sum("n"))
-        )
+        rows = tallies.multi_rated_counts(_tallied_job(form), form.blind_only, dimension.key)
         if left_out is not None:
             taken = _multi_rated_rows(_left_out_judgments(form, left_out), form, gates)
             rows += [(*row[:-1], -row[-1]) for row in taken]

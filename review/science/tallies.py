@@ -20,11 +20,19 @@ transaction, whichever way an annotation is inserted or a trial's gates change (
 `bulk_create`, `QuerySet.update`, COPY). This module holds the recount, `rebuild`: the
 same rules written as one set of statements over every trial, for data written with the
 triggers absent (a restored dump) and for the tests that check the triggers against it.
+
+It also holds the reads the agreement page makes of them (`judgment_counts`,
+`multi_rated_counts`, `pair_counts`): a few hundred rows summed by a statement fixed but
+for the breakdown's column, written here as SQL because building and compiling the
+equivalent queryset costs more than running it.
 """
 
 from __future__ import annotations
 
 from typing import Any
+
+from django.contrib.auth.models import User
+from django.db import connection as default_connection
 
 from review.models import GATE_FIELDS
 
@@ -162,3 +170,74 @@ def rebuild(connection: Any) -> None:
             cursor.execute(f"DELETE FROM {table}")  # noqa: S608 (our table names)
         for statement in statements:
             cursor.execute(statement)
+
+
+# --- reads -------------------------------------------------------------------------------------
+# Every trial's rows, or one job's (its tally's key leads with the job), of judgments counted
+# alike (every reviewer's latest, or blind ones only); a row counting none is a count taken
+# back to 0 and left in place.
+def _where(job: int | None, blind: bool, alias: str = "") -> tuple[str, list[Any]]:
+    prefix = f"{alias}." if alias else ""
+    where = f"{prefix}blind = %s AND {prefix}n > 0"
+    if job is None:
+        return where, [blind]
+    return f"{prefix}job_id = %s AND {where}", [job, blind]
+
+
+def _group_column(group: str) -> str:
+    if group not in GATE_FIELDS:
+        raise ValueError(f"not a tallied gate: {group!r}")
+    return group
+
+
+def _rows(sql: str, params: list[Any]) -> list[tuple[Any, ...]]:
+    with default_connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return [tuple(row) for row in cursor.fetchall()]
+
+
+def judgment_counts(job: int | None, blind: bool, group: str) -> list[tuple[Any, ...]]:
+    """(verifier, judge verdict, scorer verdict, judgment, `group`'s value, judgments): the
+    judgment tally (`JudgmentTally`, or the job's `JobJudgmentTally`) summed by the gates,
+    the judgment and one breakdown gate. One query."""
+    table = "review_judgmenttally" if job is None else "review_jobjudgmenttally"
+    column = _group_column(group)
+    where, params = _where(job, blind)
+    key = f"verifier, judge_verdict, scorer_verdict, judgment, {column}"
+    return _rows(
+        f"SELECT {key}, SUM(n) FROM {table} WHERE {where} GROUP BY {key}",  # noqa: S608 (our table and column names)
+        params,
+    )
+
+
+def multi_rated_counts(job: int | None, blind: bool, group: str) -> list[tuple[Any, ...]]:
+    """(verifier, judge verdict, scorer verdict, `group`'s value, passes, fails, trials):
+    the tally of trials with two or more pass / fail judgments (`MultiRatedTally`, or the
+    job's `JobMultiRatedTally`) summed by the gates, one breakdown gate and what each trial
+    adds. One query."""
+    table = "review_multiratedtally" if job is None else "review_jobmultiratedtally"
+    column = _group_column(group)
+    where, params = _where(job, blind)
+    key = f"verifier, judge_verdict, scorer_verdict, {column}, passes, fails"
+    return _rows(
+        f"SELECT {key}, SUM(n) FROM {table} WHERE {where} GROUP BY {key}",  # noqa: S608 (our table and column names)
+        params,
+    )
+
+
+def pair_counts(job: int | None, blind: bool) -> list[tuple[Any, ...]]:
+    """(reviewer a, reviewer b, their usernames, a's judgment, b's judgment, raters on the
+    trial, trials): the pair tally (`PairTally`, or the job's `JobPairTally`) with the
+    reviewers' names. One query."""
+    table = "review_pairtally" if job is None else "review_jobpairtally"
+    users = default_connection.ops.quote_name(User._meta.db_table)
+    where, params = _where(job, blind, "p")
+    return _rows(
+        f"""SELECT p.reviewer_a_id, p.reviewer_b_id, ua.username, ub.username, p.judgment_a,
+            p.judgment_b, p.raters, p.n
+        FROM {table} p
+        JOIN {users} ua ON ua.id = p.reviewer_a_id
+        JOIN {users} ub ON ub.id = p.reviewer_b_id
+        WHERE {where}""",  # noqa: S608 (our table and column names)
+        params,
+    )
