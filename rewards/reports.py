@@ -74,7 +74,10 @@ def steps(raw: Any) -> list[Mapping[str, Any]] | None:
     found = raw.get("steps") if isinstance(raw, Mapping) else raw
     if not isinstance(found, list):
         return None
-    return [item if isinstance(item, Mapping) else {"message": item} for item in found]
+    return [
+        item if type(item) is dict or isinstance(item, Mapping) else {"message": item}
+        for item in found
+    ]
 
 
 def stages(raw: Any) -> list[tuple[str, Any]]:

@@ -38,15 +38,25 @@ class Session:
     shell text must hold (quotes and backslashes aside) to be worth reading at all."""
 
     cwd: str = ""
+    # Searched in the lowercased text: a case-sensitive pattern of lowercase words runs
+    # three times as fast as the same words matched ignoring case.
     relevant: re.Pattern[str] | None = None
+    _looked_at: str | None = None  # the working directory last searched, and what it gave
+    _cwd_relevant: bool = False
 
     def worth_reading(self, text: str) -> bool:
         # Most commands name nothing a detector looks for: a regex over the text decides in
         # microseconds what tokenising would take a tenth of a millisecond to (ingest reads
         # every step of every trial).
-        if self.relevant is None or self.relevant.search(self.cwd):
+        relevant = self.relevant
+        if relevant is None:
             return True
-        return bool(self.relevant.search(_UNQUOTE.sub("", text)))
+        cwd = self.cwd
+        if cwd != self._looked_at:  # it changes only when a command moves it
+            self._looked_at, self._cwd_relevant = cwd, bool(relevant.search(cwd.lower()))
+        if self._cwd_relevant:
+            return True
+        return bool(relevant.search(_UNQUOTE.sub("", text).lower()))
 
 
 _UNQUOTE = re.compile(r"['\"\\]")
@@ -100,7 +110,8 @@ def step_actions(step: Mapping[str, Any], session: Session) -> list[Action]:
     calls = step.get("tool_calls")
     out: list[Action] = []
     for call in calls if isinstance(calls, list) else []:
-        if isinstance(call, Mapping):
+        # `type(…) is dict` first: parsed JSON's objects, told apart without the ABC check.
+        if type(call) is dict or isinstance(call, Mapping):
             name = as_text(call.get("function_name") or call.get("name") or "").lower()
             arguments = call.get("arguments")
             if isinstance(arguments, str):
@@ -126,10 +137,15 @@ def tool_actions(name: str, arguments: Any, session: Session) -> list[Action]:
         return shell_actions(arguments, session)
     if isinstance(arguments, list) and all(isinstance(a, str) for a in arguments):
         return shell_actions(shlex_join(arguments), session)
-    if not isinstance(arguments, Mapping):
+    if not (type(arguments) is dict or isinstance(arguments, Mapping)):
         return []
     verb = arguments.get("command")
-    if verb in _EDITOR_VERBS and (path := _first_str(arguments, _PATH_KEYS)):
+    # A shell tool's `command` may be a list of words: only a string names an editor verb.
+    if (
+        isinstance(verb, str)
+        and verb in _EDITOR_VERBS
+        and (path := _first_str(arguments, _PATH_KEYS))
+    ):
         where, text = shell.join(session.cwd, path), _call_text(name, arguments)
         if verb in _EDITOR_READS:
             return [Action(READ, where, text)]

@@ -244,7 +244,8 @@ def _matched(detector: Detector, action: Action, paths: TaskPaths) -> str:
 @functools.lru_cache(maxsize=64)
 def _relevant(paths: TaskPaths) -> re.Pattern[str]:
     """What shell text must name for any detector to see something in it: the folders and
-    files they look for, or what moves the working directory or hides a name (a glob)."""
+    files they look for, or what moves the working directory or hides a name (a glob),
+    lowercased: it is searched in lowercased text (`Session.worth_reading`)."""
     names = [
         *paths.test_dirs,
         *SOLUTION_DIRS,
@@ -259,8 +260,9 @@ def _relevant(paths: TaskPaths) -> re.Pattern[str]:
         *RUNNER_CONFIGS,
         *(g.rstrip(".*") for g in _RUNNER_CONFIG_GLOBS),
     ]
-    words = "|".join(re.escape(n) for n in sorted(set(names), key=len, reverse=True))
-    return re.compile(rf"{words}|\bcd\b|\bpushd\b|[*?\[]", re.IGNORECASE)
+    lowered = {n.lower() for n in names}
+    words = "|".join(re.escape(n) for n in sorted(lowered, key=len, reverse=True))
+    return re.compile(rf"{words}|\bcd\b|\bpushd\b|[*?\[]")
 
 
 def scan_steps(trajectory: Any, paths: TaskPaths) -> list[Finding]:
@@ -274,6 +276,8 @@ def scan_steps(trajectory: Any, paths: TaskPaths) -> list[Finding]:
             position += 1
             if step.get("source") not in (None, "agent"):
                 continue  # the user's or system's words are the task, not the agent's doing
+            if not step.get("tool_calls"):
+                continue  # a step that calls no tool does nothing to files
             for action in step_actions(step, session):
                 for detector in DETECTORS.values():
                     if detector.on_action(action, paths):
