@@ -112,6 +112,29 @@ class Window:
         return self.first - self.size if self.number > 1 else None
 
 
+def chunk_links(window: Window, query: Any, page_url: str, chunk_url: str) -> dict[str, Any]:
+    """The links either side of a chunk, for the template: the page at the next and the
+    previous chunk's first step (`?at=N#step-N`), the next chunk alone (what scrolling loads)
+    and the last step it holds. `query` (a mutable QueryDict) is the page's own, which the
+    links carry; its `at` is set."""
+
+    def at(step: int | None, fragment: bool = False) -> str:
+        if step is None:
+            return ""
+        query["at"] = str(step)
+        if fragment:
+            return f"{chunk_url}?{query.urlencode()}"
+        return f"{page_url}?{query.urlencode()}#step-{step}"
+
+    return {
+        "steps_window": window,
+        "steps_next_url": at(window.next_step),
+        "steps_next_fragment_url": at(window.next_step, fragment=True),
+        "steps_next_last": min(window.last + PER_CHUNK, window.head.total_steps),
+        "steps_previous_url": at(window.previous_step),
+    }
+
+
 class ShownChunk:
     """A chunk as the page shows it (what `presenters.Trajectory` says of a whole
     trajectory): the parts of `kinds`, `marks` marked, the current `comments` of its steps

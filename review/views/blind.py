@@ -256,24 +256,14 @@ def _steps_context(
     window = steps.window(trial, raw, at, steps.PER_CHUNK, head)
     own = list(StepComment.objects.filter(trial_id=trial.pk, author=request.user).history())
     trajectory = steps.ShownChunk(window, STEP_KINDS, None, own)
-    page_url = reverse("review:blind-review", args=[trial.pk])
-    links = query.copy()
-
-    def at_url(step: int | None, fragment: bool = False) -> str:
-        if step is None:
-            return ""
-        links["at"] = str(step)
-        if fragment:
-            return f"{reverse('review:blind-steps', args=[trial.pk])}?{links.urlencode()}"
-        return f"{page_url}?{links.urlencode()}#step-{step}"
-
     return {
         "trajectory": trajectory,
-        "steps_window": window,
-        "steps_next_url": at_url(window.next_step),
-        "steps_next_fragment_url": at_url(window.next_step, fragment=True),
-        "steps_next_last": min(window.last + steps.PER_CHUNK, window.head.total_steps),
-        "steps_previous_url": at_url(window.previous_step),
+        **steps.chunk_links(
+            window,
+            query.copy(),
+            reverse("review:blind-review", args=[trial.pk]),
+            reverse("review:blind-steps", args=[trial.pk]),
+        ),
         "comment_url": f"{reverse('review:blind-comment', args=[trial.pk])}?{query.urlencode()}",
         "comment_query": f"{query.urlencode()}&",
     }

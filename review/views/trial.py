@@ -268,21 +268,11 @@ def _trajectory_context(
     if state.cited:
         query["cite"] = "{}.{}".format(*state.cited)
 
-    def at(step: int | None, fragment: bool = False) -> str:
-        if step is None:
-            return ""
-        query["at"] = str(step)
-        if fragment:
-            return f"{reverse('review:trial-steps', args=[trial.pk])}?{query.urlencode()}"
-        return f"{page_url}?{query.urlencode()}#step-{step}"
-
     return {
         "trajectory": trajectory,
-        "steps_window": window,
-        "steps_next_url": at(window.next_step),
-        "steps_next_fragment_url": at(window.next_step, fragment=True),
-        "steps_next_last": min(window.last + steps.PER_CHUNK, window.head.total_steps),
-        "steps_previous_url": at(window.previous_step),
+        **steps.chunk_links(
+            window, query, page_url, reverse("review:trial-steps", args=[trial.pk])
+        ),
         # What the chunk's rendering shows (its links aside: the template adds them).
         "steps_fingerprint": fingerprint(
             window.head.key, window.number, kinds, state.cited, [c.pk for c in trajectory.comments]
