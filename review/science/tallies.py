@@ -200,14 +200,8 @@ def judgment_counts(job: int | None, blind: bool, group: str) -> list[tuple[Any,
     """(verifier, judge verdict, scorer verdict, judgment, `group`'s value, judgments): the
     judgment tally (`JudgmentTally`, or the job's `JobJudgmentTally`) summed by the gates,
     the judgment and one breakdown gate. One query."""
-    table = "review_judgmenttally" if job is None else "review_jobjudgmenttally"
-    column = _group_column(group)
-    where, params = _where(job, blind)
-    key = f"verifier, judge_verdict, scorer_verdict, judgment, {column}"
-    return _rows(
-        f"SELECT {key}, SUM(n) FROM {table} WHERE {where} GROUP BY {key}",  # noqa: S608 (our table and column names)
-        params,
-    )
+    key = f"verifier, judge_verdict, scorer_verdict, judgment, {_group_column(group)}"
+    return _summed("review_judgmenttally", "review_jobjudgmenttally", job, blind, key)
 
 
 def multi_rated_counts(job: int | None, blind: bool, group: str) -> list[tuple[Any, ...]]:
@@ -215,10 +209,15 @@ def multi_rated_counts(job: int | None, blind: bool, group: str) -> list[tuple[A
     the tally of trials with two or more pass / fail judgments (`MultiRatedTally`, or the
     job's `JobMultiRatedTally`) summed by the gates, one breakdown gate and what each trial
     adds. One query."""
-    table = "review_multiratedtally" if job is None else "review_jobmultiratedtally"
-    column = _group_column(group)
+    key = f"verifier, judge_verdict, scorer_verdict, {_group_column(group)}, passes, fails"
+    return _summed("review_multiratedtally", "review_jobmultiratedtally", job, blind, key)
+
+
+def _summed(every: str, per_job: str, job: int | None, blind: bool, key: str) -> list[Any]:
+    """A tally's counts summed by the columns `key` lists: of every trial (table `every`) or
+    of one job's (`per_job`)."""
+    table = every if job is None else per_job
     where, params = _where(job, blind)
-    key = f"verifier, judge_verdict, scorer_verdict, {column}, passes, fails"
     return _rows(
         f"SELECT {key}, SUM(n) FROM {table} WHERE {where} GROUP BY {key}",  # noqa: S608 (our table and column names)
         params,
