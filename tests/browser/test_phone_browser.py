@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -23,6 +24,17 @@ def _usable(locator: Any) -> bool:
         and box["x"] >= 0
         and box["x"] + box["width"] <= PHONE["width"]
     )
+
+
+def _settles_usable(locator: Any, seconds: float = 5.0) -> bool:
+    """`_usable` once the page has settled: asked again until it holds or `seconds` pass
+    (htmx may still be swapping the results in and laying them out)."""
+    deadline = time.monotonic() + seconds
+    while not _usable(locator):
+        if time.monotonic() > deadline:
+            return False
+        locator.page.wait_for_timeout(100)
+    return True
 
 
 def test_a_phone_finds_navigation_filters_and_the_reward_column_usable(
@@ -74,7 +86,7 @@ def test_a_phone_finds_navigation_filters_and_the_reward_column_usable(
     # The reward column's header sorts, by a tap.
     reward = page.locator("th a.sort", has_text="Reward")
     reward.wait_for(state="visible")  # the swapped-in header, once it has landed
-    assert _usable(reward)
+    assert _settles_usable(reward)
     reward.click()
     page.wait_for_url("**sort=-reward**")
     assert b.problems == []
